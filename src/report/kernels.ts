@@ -4,7 +4,7 @@
 import { caseDtype, caseTflops, peakTflops } from '../judge/index.js';
 import { fixed, mermaidLabel } from '../lib/index.js';
 import { countsText, esc, plural } from './cells.js';
-import { type VerdictCounts, verdictCounts } from './digest.js';
+import { CHANGE_KINDS, type VerdictCounts, verdictCounts } from './digest.js';
 import { correctnessTable, noteLines, timingTable, unpassedTable } from './results-tables.js';
 import type { ReportInput } from './types.js';
 import type { KernelChartView, KernelView } from './view-types.js';
@@ -48,15 +48,8 @@ function chartsFor(kernel: string, input: ReportInput): KernelChartView[] {
   ];
 }
 
-/** A kernel that has any of these is open: what blocks or needs a look. */
-const PROBLEMS: (keyof VerdictCounts)[] = [
-  'wrong',
-  'drift',
-  'error',
-  'above-peak',
-  'missing',
-  'slower',
-];
+/** A kernel that has any of these is open: what blocks or needs a look (every change but FASTER). */
+const PROBLEMS: (keyof VerdictCounts)[] = CHANGE_KINDS.filter((k) => k !== 'faster');
 
 /** Every result of every kernel, for the full report. */
 export function kernelViews(input: ReportInput): KernelView[] {
