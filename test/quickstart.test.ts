@@ -49,7 +49,7 @@ describeWithVenv('docs/quickstart.md, followed step by step', () => {
   const ran: { text: string; code: number | null; stdout: string }[] = [];
 
   beforeAll(() => {
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       KERNELGATE: ROOT,
       PATH: `${dirname(VENV_PYTHON)}:${process.env['PATH']}`,
