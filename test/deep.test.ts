@@ -12,10 +12,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import {
   deviceFunction,
+  MAX_COMPARED,
   ncuMetricsArg,
   ncuProblem,
   ncuTargets,
@@ -973,6 +975,50 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
       sanitizerTargets(config, ['attention']).map((_, i) => (i === 0 ? 'findings' : 'error')),
     );
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('### Deep checks');
+  });
+
+  it('ncu-compare needs a paired run to compare: without --results it says so, and runs nothing', async () => {
+    const r = await deepCli(['--checks', 'ncu-compare']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(
+      '--checks ncu-compare needs --results FILE: a paired run (kernelgate run --base-sha SHA) whose moved variants ncu profiles in base and head',
+    );
+  });
+
+  it("ncu-compare profiles each moved variant of a paired run in the head and in the base's checkout", async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kg-deep-cli-'));
+    const baseRoot = mkdtempSync(join(tmpdir(), 'kg-deep-base-'));
+    // H100 run 52: triton_fa2 planted 1 % slower, paired against its base on the same machine
+    const recorded = JSON.parse(
+      gunzipSync(
+        readFileSync(join(ROOT, 'test/fixtures/recorded/paired-slow1-h100-run52/results.json.gz')),
+      ).toString('utf8'),
+    ) as KernelgateResults;
+    const resultsPath = join(out, 'run52.json');
+    writeFileSync(
+      resultsPath,
+      JSON.stringify({
+        ...recorded,
+        run: { ...recorded.run, paired_base: { ...recorded.run.paired_base, root: baseRoot } },
+      }),
+    );
+    const exec = scriptedExec([]);
+    const r = await deep(
+      exec,
+      ...['--checks', 'ncu-compare', '--results', resultsPath, '--out-dir', out],
+      ...['--builds', join(out, 'none.json'), '--ncu', '/bin/sh', '--kind', 'pr'],
+    );
+    const moved = /ncu-compare: base and head of (\d+) moved variant\(s\)/.exec(r.stderr);
+    expect(moved, r.stderr).not.toBeNull();
+    const n = Math.min(Number(moved![1]), MAX_COMPARED);
+    const profiled = exec.calls.filter((c) => c.includes('--export'));
+    expect(profiled).toHaveLength(2 * n);
+    expect(profiled[0]).toContain(`${out}/deep/compare/head/ncu/attention-triton_fa2`);
+    expect(profiled[1]).toContain(`${out}/deep/compare/base/ncu/attention-triton_fa2`);
+    expect(profiled[1]).toContain(`--kernels ${join(baseRoot, 'kernels')} --kernel attention`);
+    expect(profiled[1]).toContain(`--builds ${join(out, 'deep', 'base-builds.json')}`);
+    const written = loadResults(resultsPath);
+    expect(written.deep?.ncu_compare?.map((c) => c.variant)[0]).toBe('triton_fa2');
   });
 
   it('names the missing tool and the fix, and does not crash', async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { type DeepOptions, type DeepOutcome, runDeep } from '../deep/index.js';
 import { actionsExec } from '../lib/index.js';
-import { type FullRun, movedDeepTargets, slowerDeepTargets } from '../pipeline/index.js';
+import { type FullRun, ncuCompareOptions, slowerDeepTargets } from '../pipeline/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import type { RunDeps } from './deps.js';
 import { type ActionInputs, inWorkspace, PROFILE_LABEL } from './inputs.js';
@@ -51,27 +51,19 @@ async function compareProfiles(
   config: Config,
   deps: RunDeps,
 ): Promise<DeepOutcome> {
-  const compare = movedDeepTargets(got.results, got.baseline, config);
-  if (compare.length === 0) {
+  const targets = ncuCompareOptions(got.results, got.baseline, config, common.outDir);
+  const moved = targets.compare?.length ?? 0;
+  if (moved === 0) {
     deps.core.info('kernelgate profile: no variant moved: nothing to compare');
     return NONE;
   }
-  const root = got.results.run.paired_base?.root;
-  const buildsPath = join(common.outDir, 'base-builds.json');
-  writeFileSync(
-    buildsPath,
-    `${JSON.stringify({ builds: got.results.base_builds ?? [] }, null, 1)}\n`,
-  );
   deps.core.info(
-    `kernelgate profile: Nsight Compute on base and head of ${compare.length} moved variant(s), within ${inputs.profileTimeBoxS} s`,
+    `kernelgate profile: Nsight Compute on base and head of ${moved} moved variant(s), within ${inputs.profileTimeBoxS} s`,
   );
   return (deps.deep ?? defaultDeep)(config, {
     ...common,
     checks: ['ncu-compare'],
-    compare,
-    ...(root !== undefined
-      ? { base: { root, kernelsDir: join(root, config.kernelsDir), buildsPath } }
-      : {}),
+    ...targets,
     deadline: Date.now() / 1000 + inputs.profileTimeBoxS,
     timeBoxS: inputs.profileTimeBoxS,
   });

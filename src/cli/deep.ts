@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { type DeepCheck, parseDeepChecks, runDeep } from '../deep/index.js';
 import { type Config, unknownSelection } from '../config/index.js';
 import { actionsExec, type Exec, makeOutputDir, writeOutput } from '../lib/index.js';
-import { slowerDeepTargets } from '../pipeline/index.js';
+import { ncuCompareOptions, slowerDeepTargets } from '../pipeline/index.js';
 import { buildKernels, buildTargets, runDoctor } from '../measure/index.js';
 import {
   InputError,
@@ -33,8 +33,9 @@ export const DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sani
                 [--kind nightly|pr] [--out FILE]
   --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu (the
                         headline cases), ncu-slower (the cases --results is judged SLOWER in,
-                        largest first, at most 6), or any of memcheck, racecheck, synccheck,
-                        initcheck (default: sanitizer,ncu)
+                        largest first, at most 6), ncu-compare (base and head of each variant a
+                        paired --results moved, on its largest change), or any of memcheck,
+                        racecheck, synccheck, initcheck (default: sanitizer,ncu)
   --results FILE        add the deep section to this results document (a run's results.json) and
                         judge it; default: a new document of the deep checks alone in --out-dir
   --baseline FILE       judge --results against it (and find ncu-slower's cases by it)
@@ -96,6 +97,11 @@ function deepArgs(args: string[]) {
     throw new UsageError((error as Error).message);
   }
   if (checks.length === 0) throw new UsageError('--checks names no check');
+  if (checks.includes('ncu-compare') && !values.results) {
+    throw new UsageError(
+      '--checks ncu-compare needs --results FILE: a paired run (kernelgate run --base-sha SHA) whose moved variants ncu profiles in base and head',
+    );
+  }
   const jobs = Number(values.jobs);
   if (!Number.isInteger(jobs) || jobs < 1) {
     throw new UsageError(
@@ -137,6 +143,24 @@ async function buildsFor(
   return built.buildsJsonPath;
 }
 
+/** ncu-compare's targets and base checkout from a paired run's results, said in the log. */
+function compareTargets(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  config: Config,
+  deepDir: string,
+  info: (line: string) => void,
+) {
+  const compared = ncuCompareOptions(results, baseline, config, deepDir);
+  const n = compared.compare?.length ?? 0;
+  info(
+    n
+      ? `kernelgate deep: ncu-compare: base and head of ${n} moved variant(s)`
+      : 'kernelgate deep: ncu-compare: no variant moved: nothing to compare',
+  );
+  return compared;
+}
+
 export function deepCommand(exec: Exec = actionsExec()): Command {
   return async (args, io) => {
     const started = Date.now() / 1000;
@@ -168,6 +192,10 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
     makeOutputDir(deepDir, `${values['out-dir']}/deep`);
     log.info(`kernelgate deep: ${checks.join(', ')}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor.environment).gpu;
+    const compared =
+      results && checks.includes('ncu-compare')
+        ? compareTargets(results, baseline, config, deepDir, log.info)
+        : {};
     const outcome = await runDeep(
       config,
       {
@@ -184,6 +212,7 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
         ...(results && checks.includes('ncu-slower')
           ? { slower: slowerDeepTargets(results, baseline, config) }
           : {}),
+        ...compared,
         ...(values.sanitizer ? { sanitizerPath: resolve(io.cwd, values.sanitizer) } : {}),
         ...(values.ncu ? { ncuPath: resolve(io.cwd, values.ncu) } : {}),
         ...(timeBoxS === undefined ? {} : { deadline: started + timeBoxS, timeBoxS }),

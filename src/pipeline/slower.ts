@@ -1,9 +1,12 @@
 // ncu-slower (src/deep): the cases a run is judged SLOWER in, as Nsight Compute targets, the
 // largest change first; ncu-compare's: each moved variant's largest change. Judged here as the report judges them (compare), before the deep checks
 // add their section.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import {
   type CompareTarget,
+  type DeepOptions,
   type DeepTarget,
   movedTargets,
   type SlowerCase,
@@ -55,4 +58,24 @@ export function movedDeepTargets(
       (c) => (c.perf === 'SLOWER' || c.perf === 'FASTER') && c.control === undefined,
     ),
   );
+}
+
+/**
+ * ncu-compare's part of the deep checks' options for a paired run's results: the moved variants'
+ * targets and the base revision's checkout (run.paired_base.root, with the base's build records
+ * written to <outDir>/base-builds.json). The action (input `profile`) and `kernelgate deep
+ * --checks ncu-compare` both take it from here.
+ */
+export function ncuCompareOptions(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  config: Config,
+  outDir: string,
+): Pick<DeepOptions, 'compare' | 'base'> {
+  const compare = movedDeepTargets(results, baseline, config);
+  const root = results.run.paired_base?.root;
+  if (compare.length === 0 || root === undefined) return { compare };
+  const buildsPath = join(outDir, 'base-builds.json');
+  writeFileSync(buildsPath, `${JSON.stringify({ builds: results.base_builds ?? [] }, null, 1)}\n`);
+  return { compare, base: { root, kernelsDir: join(root, config.kernelsDir), buildsPath } };
 }
