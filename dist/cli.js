@@ -36629,7 +36629,7 @@ var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
 // src/cli/dashboard.ts
 import { mkdtempSync as mkdtempSync3, rmSync as rmSync4 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join36, resolve as resolve10 } from "node:path";
+import { join as join37, resolve as resolve10 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/config/config.ts
@@ -45312,7 +45312,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join41 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join42 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -45324,16 +45324,16 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join41(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join42(parts) : plural(n, "reason")}`;
   }
   if (outcome === "regression") {
     const accepted = input.gate.accepted ? " (accepted)" : "";
-    return `⚠️ regression${accepted}: ${join41(say(["slower"]))}`;
+    return `⚠️ regression${accepted}: ${join42(say(["slower"]))}`;
   }
   const faster = say(["faster"]);
   const moved4 = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved4.length ? ` (the A/A control ${moved4.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join41(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join42(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved4.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -46369,14 +46369,7 @@ function chartsFor(kernel, input) {
     }
   ];
 }
-var PROBLEMS = [
-  "wrong",
-  "drift",
-  "error",
-  "above-peak",
-  "missing",
-  "slower"
-];
+var PROBLEMS = CHANGE_KINDS.filter((k) => k !== "faster");
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
@@ -54797,6 +54790,10 @@ function storeBaseline(run2, gate2, policy) {
   return { saved };
 }
 
+// src/pipeline/slower.ts
+import { writeFileSync as writeFileSync12 } from "node:fs";
+import { join as join34 } from "node:path";
+
 // src/deep/compare.ts
 import { join as join31 } from "node:path";
 
@@ -55187,6 +55184,22 @@ function caseParamsArg(params) {
 }
 function slowerTargets(cases2) {
   return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}
+function movedTargets(cases2) {
+  const size = (c) => Math.abs(Math.log(c.ratio));
+  const best = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    const key = `${c.kernel}/${c.variant}`;
+    const had = best.get(key);
+    if (had === void 0 || size(c) > size(had)) best.set(key, c);
+  }
+  return [...best.values()].sort((a, b) => size(b) - size(a)).map((c) => ({
+    kernel: c.kernel,
+    variant: c.variant,
+    caseId: c.caseId,
+    params: c.params,
+    ratio: c.ratio
+  }));
 }
 
 // src/deep/profile.ts
@@ -55629,9 +55642,28 @@ function judgedTargets(results, baseline, config, keep) {
 function slowerDeepTargets(results, baseline, config) {
   return slowerTargets(judgedTargets(results, baseline, config, (c) => c.perf === "SLOWER"));
 }
+function movedDeepTargets(results, baseline, config) {
+  return movedTargets(
+    judgedTargets(
+      results,
+      baseline,
+      config,
+      (c) => (c.perf === "SLOWER" || c.perf === "FASTER") && c.control === void 0
+    )
+  );
+}
+function ncuCompareOptions(results, baseline, config, outDir) {
+  const compare2 = movedDeepTargets(results, baseline, config);
+  const root = results.run.paired_base?.root;
+  if (compare2.length === 0 || root === void 0) return { compare: compare2 };
+  const buildsPath = join34(outDir, "base-builds.json");
+  writeFileSync12(buildsPath, `${JSON.stringify({ builds: results.base_builds ?? [] }, null, 1)}
+`);
+  return { compare: compare2, base: { root, kernelsDir: join34(root, config.kernelsDir), buildsPath } };
+}
 
 // src/pipeline/check.ts
-import { join as join34 } from "node:path";
+import { join as join35 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -55731,7 +55763,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join34(root, p.file),
+    file: join35(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -55753,8 +55785,8 @@ async function checkBeforeRun(config, options) {
 }
 
 // src/pipeline/merged.ts
-import { existsSync as existsSync20, mkdirSync as mkdirSync10, writeFileSync as writeFileSync12 } from "node:fs";
-import { join as join35 } from "node:path";
+import { existsSync as existsSync20, mkdirSync as mkdirSync10, writeFileSync as writeFileSync13 } from "node:fs";
+import { join as join36 } from "node:path";
 async function mergedRun(ctx) {
   const files = findShardFiles(ctx.dirs);
   const docs = readShardDocuments(files, ctx.cwd);
@@ -55765,8 +55797,8 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync10(ctx.outDir, { recursive: true });
-  const resultsPath = join35(ctx.outDir, "results.json");
-  writeFileSync12(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const resultsPath = join36(ctx.outDir, "results.json");
+  writeFileSync13(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
@@ -55820,7 +55852,7 @@ async function storedOf2(ctx, key, notes, seen) {
 }
 
 // src/pipeline/sharded.ts
-import { existsSync as existsSync21, writeFileSync as writeFileSync13 } from "node:fs";
+import { existsSync as existsSync21, writeFileSync as writeFileSync14 } from "node:fs";
 function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
@@ -55875,7 +55907,7 @@ function shardedOptions(options, spec, balance, log) {
           })
         }
       };
-      writeFileSync13(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      writeFileSync14(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
       return { ...run2, results };
     }
   };
@@ -55953,12 +55985,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync3(join36(tmpdir3(), "kg-dashboard-"));
+    const cache = mkdtempSync3(join37(tmpdir3(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve10(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join36(cache, "history.git"),
+        cacheDir: join37(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -56046,7 +56078,7 @@ async function exportCommand(args, io) {
 // src/cli/history.ts
 import { mkdtempSync as mkdtempSync4, rmSync as rmSync5 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { join as join37, resolve as resolve12 } from "node:path";
+import { join as join38, resolve as resolve12 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
   stores every run of a baseline-dir store on the data branch as a record, oldest first; running
@@ -56075,13 +56107,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync4(join37(tmpdir4(), "kg-import-"));
+  const cache = mkdtempSync4(join38(tmpdir4(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve12(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join37(cache, "history.git"),
+      cacheDir: join38(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -56191,7 +56223,7 @@ async function mergeCommand(args, io, deps) {
 }
 
 // src/cli/adapt.ts
-import { join as join38, resolve as resolve15 } from "node:path";
+import { join as join39, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
@@ -60553,7 +60585,7 @@ var bench = async (args, io) => {
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve15(io.cwd, values["out-dir"]);
   makeOutputDir(outDir, values["out-dir"]);
-  const resultsPath = join38(outDir, "results.json");
+  const resultsPath = join39(outDir, "results.json");
   writeOutput(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
@@ -60671,7 +60703,7 @@ function checkCommand(exec2 = actionsExec()) {
 
 // src/cli/deep.ts
 import { existsSync as existsSync23 } from "node:fs";
-import { join as join39, resolve as resolve18 } from "node:path";
+import { join as join40, resolve as resolve18 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
@@ -60679,8 +60711,9 @@ var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu
                 [--kind nightly|pr] [--out FILE]
   --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu (the
                         headline cases), ncu-slower (the cases --results is judged SLOWER in,
-                        largest first, at most 6), or any of memcheck, racecheck, synccheck,
-                        initcheck (default: sanitizer,ncu)
+                        largest first, at most 6), ncu-compare (base and head of each variant a
+                        paired --results moved, on its largest change), or any of memcheck,
+                        racecheck, synccheck, initcheck (default: sanitizer,ncu)
   --results FILE        add the deep section to this results document (a run's results.json) and
                         judge it; default: a new document of the deep checks alone in --out-dir
   --baseline FILE       judge --results against it (and find ncu-slower's cases by it)
@@ -60738,6 +60771,11 @@ function deepArgs(args) {
     throw new UsageError(error.message);
   }
   if (checks.length === 0) throw new UsageError("--checks names no check");
+  if (checks.includes("ncu-compare") && !values.results) {
+    throw new UsageError(
+      "--checks ncu-compare needs --results FILE: a paired run (kernelgate run --base-sha SHA) whose moved variants ncu profiles in base and head"
+    );
+  }
   const jobs = Number(values.jobs);
   if (!Number.isInteger(jobs) || jobs < 1) {
     throw new UsageError(
@@ -60764,11 +60802,19 @@ async function buildsFor(given, config, only, exec2, log) {
   if (given !== void 0) return given;
   const built = await buildKernels(buildTargets(config, only), {
     exec: exec2,
-    cacheDir: join39(config.rootDir, ".kernelgate", "build"),
+    cacheDir: join40(config.rootDir, ".kernelgate", "build"),
     python: config.harness.python,
     log
   });
   return built.buildsJsonPath;
+}
+function compareTargets(results, baseline, config, deepDir, info) {
+  const compared = ncuCompareOptions(results, baseline, config, deepDir);
+  const n = compared.compare?.length ?? 0;
+  info(
+    n ? `kernelgate deep: ncu-compare: base and head of ${n} moved variant(s)` : "kernelgate deep: ncu-compare: no variant moved: nothing to compare"
+  );
+  return compared;
 }
 function deepCommand(exec2 = actionsExec()) {
   return async (args, io) => {
@@ -60779,7 +60825,7 @@ function deepCommand(exec2 = actionsExec()) {
     if (unknown !== void 0) throw new InputError(unknown);
     const outDir = resolve18(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve18(io.cwd, values.results) : join39(outDir, "results.json");
+    const resultsPath = values.results ? resolve18(io.cwd, values.results) : join40(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
     const baseline = values.baseline ? loadResults(resolve18(io.cwd, values.baseline)) : void 0;
     if (checks.includes("ncu-slower") && !results) {
@@ -60795,10 +60841,11 @@ function deepCommand(exec2 = actionsExec()) {
       exec2,
       log.info
     );
-    const deepDir = join39(outDir, "deep");
+    const deepDir = join40(outDir, "deep");
     makeOutputDir(deepDir, `${values["out-dir"]}/deep`);
     log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor2.environment).gpu;
+    const compared = results && checks.includes("ncu-compare") ? compareTargets(results, baseline, config, deepDir, log.info) : {};
     const outcome = await runDeep(
       config,
       {
@@ -60813,6 +60860,7 @@ function deepCommand(exec2 = actionsExec()) {
         ...gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {},
         jobs,
         ...results && checks.includes("ncu-slower") ? { slower: slowerDeepTargets(results, baseline, config) } : {},
+        ...compared,
         ...values.sanitizer ? { sanitizerPath: resolve18(io.cwd, values.sanitizer) } : {},
         ...values.ncu ? { ncuPath: resolve18(io.cwd, values.ncu) } : {},
         ...timeBoxS === void 0 ? {} : { deadline: started + timeBoxS, timeBoxS }
@@ -60840,7 +60888,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join40, resolve as resolve19 } from "node:path";
+import { join as join41, resolve as resolve19 } from "node:path";
 import { parseArgs as parseArgs9 } from "node:util";
 var DOCTOR_OPTIONS = { config: { type: "string" } };
 var BUILD_OPTIONS = {
@@ -60885,7 +60933,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, selectedKernels(values.only, config)), {
     exec: actionsExec(),
-    cacheDir: resolve19(io.cwd, values["cache-dir"] ?? join40(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve19(io.cwd, values["cache-dir"] ?? join41(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)

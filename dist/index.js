@@ -44665,7 +44665,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join41 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join42 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -44677,16 +44677,16 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join41(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join42(parts) : plural(n, "reason")}`;
   }
   if (outcome === "regression") {
     const accepted = input.gate.accepted ? " (accepted)" : "";
-    return `⚠️ regression${accepted}: ${join41(say(["slower"]))}`;
+    return `⚠️ regression${accepted}: ${join42(say(["slower"]))}`;
   }
   const faster = say(["faster"]);
   const moved4 = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved4.length ? ` (the A/A control ${moved4.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join41(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join42(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved4.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -45722,14 +45722,7 @@ function chartsFor(kernel, input) {
     }
   ];
 }
-var PROBLEMS = [
-  "wrong",
-  "drift",
-  "error",
-  "above-peak",
-  "missing",
-  "slower"
-];
+var PROBLEMS = CHANGE_KINDS.filter((k) => k !== "faster");
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
@@ -54296,6 +54289,10 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
   }
 }
 
+// src/pipeline/slower.ts
+import { writeFileSync as writeFileSync10 } from "node:fs";
+import { join as join29 } from "node:path";
+
 // src/deep/compare.ts
 import { join as join26 } from "node:path";
 
@@ -55154,9 +55151,18 @@ function movedDeepTargets(results, baseline, config) {
     )
   );
 }
+function ncuCompareOptions(results, baseline, config, outDir) {
+  const compare2 = movedDeepTargets(results, baseline, config);
+  const root = results.run.paired_base?.root;
+  if (compare2.length === 0 || root === void 0) return { compare: compare2 };
+  const buildsPath = join29(outDir, "base-builds.json");
+  writeFileSync10(buildsPath, `${JSON.stringify({ builds: results.base_builds ?? [] }, null, 1)}
+`);
+  return { compare: compare2, base: { root, kernelsDir: join29(root, config.kernelsDir), buildsPath } };
+}
 
 // src/pipeline/check.ts
-import { join as join29 } from "node:path";
+import { join as join30 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -55256,7 +55262,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join29(root, p.file),
+    file: join30(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -55278,8 +55284,8 @@ async function checkBeforeRun(config, options) {
 }
 
 // src/pipeline/merged.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync7, writeFileSync as writeFileSync10 } from "node:fs";
-import { join as join30 } from "node:path";
+import { existsSync as existsSync18, mkdirSync as mkdirSync7, writeFileSync as writeFileSync11 } from "node:fs";
+import { join as join31 } from "node:path";
 async function mergedRun(ctx) {
   const files = findShardFiles(ctx.dirs);
   const docs = readShardDocuments(files, ctx.cwd);
@@ -55290,8 +55296,8 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync7(ctx.outDir, { recursive: true });
-  const resultsPath = join30(ctx.outDir, "results.json");
-  writeFileSync10(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const resultsPath = join31(ctx.outDir, "results.json");
+  writeFileSync11(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
@@ -55345,7 +55351,7 @@ async function storedOf(ctx, key, notes, seen) {
 }
 
 // src/pipeline/sharded.ts
-import { existsSync as existsSync19, writeFileSync as writeFileSync11 } from "node:fs";
+import { existsSync as existsSync19, writeFileSync as writeFileSync12 } from "node:fs";
 function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
@@ -55400,7 +55406,7 @@ function shardedOptions(options, spec, balance, log) {
           })
         }
       };
-      writeFileSync11(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      writeFileSync12(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
       return { ...run2, results };
     }
   };
@@ -59805,7 +59811,7 @@ ${comment}`;
 }
 
 // src/publish/publish.ts
-import { join as join31 } from "node:path";
+import { join as join32 } from "node:path";
 
 // src/publish/identity.ts
 var VIEWER_QUERY = "query { viewer { login } }";
@@ -60025,9 +60031,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join31(options.reportDir, "results.json");
-  const reportPath = join31(options.reportDir, "report.md");
-  const verdictPath = join31(options.reportDir, "verdict.json");
+  const resultsPath = join32(options.reportDir, "results.json");
+  const reportPath = join32(options.reportDir, "report.md");
+  const verdictPath = join32(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = {
@@ -60277,7 +60283,7 @@ import { statSync as statSync9 } from "node:fs";
 import { dirname as dirname10, isAbsolute as isAbsolute6, resolve as resolve9 } from "node:path";
 
 // src/history/action.ts
-import { join as join34 } from "node:path";
+import { join as join35 } from "node:path";
 
 // package.json
 var package_default = {
@@ -60665,7 +60671,7 @@ function recordToResults(record) {
 // src/history/branch-git.ts
 import { existsSync as existsSync21, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync14, rmSync as rmSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join32 } from "node:path";
+import { join as join33 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -60738,7 +60744,7 @@ ${result.stderr}` };
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync21(join32(g.gitDir, "HEAD"))) {
+  if (!existsSync21(join33(g.gitDir, "HEAD"))) {
     mkdirSync8(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
       timeoutS: g.timeoutS
@@ -60785,10 +60791,10 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join32(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join33(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join32(work, "index") };
-    const tree = join32(work, "tree");
+    const env = { GIT_INDEX_FILE: join33(work, "index") };
+    const tree = join33(work, "tree");
     mkdirSync8(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
@@ -60815,7 +60821,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync14(join32(tree, path11), "utf8"));
+        out.set(path11, readFileSync14(join33(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -60826,9 +60832,9 @@ async function readPaths(g, tip, paths) {
 }
 
 // src/history/branch-write.ts
-import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync12 } from "node:fs";
+import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync13 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname9, join as join33 } from "node:path";
+import { dirname as dirname9, join as join34 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -60848,9 +60854,9 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path11 = join33(work, "README.md");
+  const path11 = join34(work, "README.md");
   mkdirSync9(dirname9(path11), { recursive: true });
-  writeFileSync12(path11, README);
+  writeFileSync13(path11, README);
   return path11;
 }
 function prepare2(entries, options, work) {
@@ -60870,8 +60876,8 @@ function prepare2(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join33(work, `record-${i}.json`);
-    writeFileSync12(file, serializeRecord(record));
+    const file = join34(work, `record-${i}.json`);
+    writeFileSync13(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
 }
@@ -60919,7 +60925,7 @@ async function tryOnce(g, prepared, work, attempt, notStored) {
     throw notStored(`cannot read it (${fetched.reason})`);
   }
   const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join33(work, `index-${attempt}`) };
+  const env = { GIT_INDEX_FILE: join34(work, `index-${attempt}`) };
   const { before, added, paths } = await stage2(g, tip, prepared, env, work);
   if (added === 0) return { done: true, paths, added };
   const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -60952,7 +60958,7 @@ function backoffMs(attempt, random) {
   return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
 }
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join33(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join34(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare2(entries, options, work);
     const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
@@ -61183,7 +61189,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join34(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join35(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -61548,7 +61554,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join35 } from "node:path";
+import { join as join36 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function failedCases(results) {
   return results.cases.filter(
@@ -61656,7 +61662,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join35(reportDir, `${format}.json`);
+    const path11 = join36(reportDir, `${format}.json`);
     if (count2 > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count2 > 0 ? path11 : "");
@@ -62037,14 +62043,14 @@ function loadConfigInput(path11) {
 
 // src/action/main.ts
 import { statSync as statSync10 } from "node:fs";
-import { join as join39 } from "node:path";
+import { join as join40 } from "node:path";
 
 // src/action/deep.ts
-import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join37 } from "node:path";
+import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync14 } from "node:fs";
+import { join as join38 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join36 } from "node:path";
+import { join as join37 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -62068,7 +62074,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join36(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join37(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -62144,26 +62150,19 @@ function profileWanted(inputs, event, mode) {
 }
 var NONE = { deep: {}, diagnostics: [] };
 async function compareProfiles(got, common, inputs, config, deps) {
-  const compare2 = movedDeepTargets(got.results, got.baseline, config);
-  if (compare2.length === 0) {
+  const targets = ncuCompareOptions(got.results, got.baseline, config, common.outDir);
+  const moved4 = targets.compare?.length ?? 0;
+  if (moved4 === 0) {
     deps.core.info("kernelgate profile: no variant moved: nothing to compare");
     return NONE;
   }
-  const root = got.results.run.paired_base?.root;
-  const buildsPath = join37(common.outDir, "base-builds.json");
-  writeFileSync13(
-    buildsPath,
-    `${JSON.stringify({ builds: got.results.base_builds ?? [] }, null, 1)}
-`
-  );
   deps.core.info(
-    `kernelgate profile: Nsight Compute on base and head of ${compare2.length} moved variant(s), within ${inputs.profileTimeBoxS} s`
+    `kernelgate profile: Nsight Compute on base and head of ${moved4} moved variant(s), within ${inputs.profileTimeBoxS} s`
   );
   return (deps.deep ?? defaultDeep)(config, {
     ...common,
     checks: ["ncu-compare"],
-    compare: compare2,
-    ...root !== void 0 ? { base: { root, kernelsDir: join37(root, config.kernelsDir), buildsPath } } : {},
+    ...targets,
     deadline: Date.now() / 1e3 + inputs.profileTimeBoxS,
     timeBoxS: inputs.profileTimeBoxS
   });
@@ -62184,10 +62183,10 @@ async function withDeepChecks(got, inputs, config, deps, profile = false) {
     }
     return got;
   }
-  const outDir = inWorkspace(env, join37(inputs.reportDir, "deep"));
+  const outDir = inWorkspace(env, join38(inputs.reportDir, "deep"));
   mkdirSync10(outDir, { recursive: true });
-  const buildsPath = join37(outDir, "builds.json");
-  writeFileSync13(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
+  const buildsPath = join38(outDir, "builds.json");
+  writeFileSync14(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   const common = {
     workspace: env["GITHUB_WORKSPACE"] ?? process.cwd(),
@@ -62220,7 +62219,7 @@ async function withDeepChecks(got, inputs, config, deps, profile = false) {
     diagnostics: [...got.results.diagnostics, ...diagnostics],
     deep: { ...got.results.deep, ...outcome.deep, ...compared.deep }
   };
-  writeFileSync13(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
+  writeFileSync14(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
 `);
   return { ...got, results, measured: { ...got.measured, results } };
 }
@@ -62301,7 +62300,7 @@ async function acceptanceFor(event, mode, sha, failOnSlower, deps) {
 
 // src/action/annotations.ts
 import { readFileSync as readFileSync15 } from "node:fs";
-import { isAbsolute as isAbsolute7, join as join38, relative as relative13, resolve as resolve10, sep as sep6 } from "node:path";
+import { isAbsolute as isAbsolute7, join as join39, relative as relative13, resolve as resolve10, sep as sep6 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -62340,7 +62339,7 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join38(config.rootDir, kernel.file);
+    const absolute = join39(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
@@ -62535,7 +62534,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join39(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join40(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -62608,7 +62607,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join39(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join40(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -62736,9 +62735,9 @@ async function run(deps = defaultDeps()) {
 }
 
 // src/action/relaunch.ts
-import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync14 } from "node:fs";
+import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync15 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { basename as basename5, dirname as dirname11, join as join40 } from "node:path";
+import { basename as basename5, dirname as dirname11, join as join41 } from "node:path";
 var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
 var RELAUNCHED_VARIABLE = "KERNELGATE_RELAUNCHED";
 var FOLDER_PREFIX = "kernelgate-token-";
@@ -62777,9 +62776,9 @@ function relaunchWithoutCredentials(proc = currentProcess()) {
   const token = env["INPUT_TOKEN"];
   let folder;
   if (token) {
-    folder = mkdtempSync3(join40(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
-    const file = join40(folder, "token");
-    writeFileSync14(file, token, { mode: 384, flag: "wx" });
+    folder = mkdtempSync3(join41(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
+    const file = join41(folder, "token");
+    writeFileSync15(file, token, { mode: 384, flag: "wx" });
     clean[TOKEN_FILE_VARIABLE] = file;
   }
   try {
