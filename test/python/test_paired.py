@@ -80,7 +80,9 @@ def test_the_run_records_its_base(paired_run):
 def test_unchanged_code_pairs_to_one(paired_run):
     p = case(paired_run[0], "steady")["paired"]
     assert p["base_status"] == "ok" and p["n_pairs"] >= 12 and len(p["log_ratios"]) == p["n_pairs"] // 2
-    assert 0.95 < p["median_ratio"] < 1.05
+    # Identical code in both arms: about 1, within what a CPU's scheduling lends one process over
+    # another (1.055 seen on a 2-CPU CI machine); the changed variant below reads under 0.8.
+    assert 0.9 < p["median_ratio"] < 1.1
     assert p["ci_lo"] <= p["median_ratio"] <= p["ci_hi"]
     assert p["base_timing"]["n_samples"] == p["n_pairs"] == case(paired_run[0], "steady")["timing"]["n_samples"]
 
