@@ -445,10 +445,18 @@ export function crossCheckManifest(manifest: KernelManifest, folder: string): st
   return problems;
 }
 
+/**
+ * The variant a kernel's tiers and speed-ups are measured against: tiers.reference, else
+ * speed_reference; undefined when the manifest names neither.
+ */
+export function namedReference(manifest: KernelManifest): string | undefined {
+  return manifest.tiers?.reference ?? manifest.speed_reference;
+}
+
 /** The reference a ladder is measured against, as its rungs name it. */
 function ladderReference(tiers: TierLadderConfig, manifest: KernelManifest): string {
   if (tiers.metric === 'gemm_ceiling_ratio') return tiers.reference ?? 'the measured cuBLAS rate';
-  return tiers.reference ?? manifest.speed_reference ?? 'the reference';
+  return namedReference(manifest) ?? 'the reference';
 }
 
 /**

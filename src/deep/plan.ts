@@ -5,6 +5,7 @@ import {
   caseIdOf,
   expandGroup,
   matchesOnly,
+  namedReference,
   type Config,
   type LoadedKernel,
   type Scalar,
@@ -109,7 +110,7 @@ export function ncuTargets(config: Config, only?: string[]): DeepTarget[] {
     if (!tiers) continue;
     const headline = expandGroup(tiers.case)[0];
     if (!headline) continue;
-    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const reference = namedReference(k.manifest);
     const variants = k.manifest.variants.filter(
       (v) =>
         ((DEEP_BACKENDS as readonly string[]).includes(v.backend ?? '') || v.name === reference) &&

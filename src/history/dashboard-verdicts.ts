@@ -6,7 +6,7 @@
 // the two medians' intervals, the way a run is judged against a stored record
 // (src/judge/performance.ts, judgeAgainstSummary), so a step the report would call SLOWER is
 // marked.
-import type { Config } from '../config/index.js';
+import { namedReference, type Config } from '../config/index.js';
 import { noisePctFor, timingMethodKind } from '../judge/index.js';
 import { normalQuantile } from '../lib/index.js';
 import { recordCases, type HistoryCase, type HistoryRecord } from './record.js';
@@ -18,7 +18,7 @@ import { recordCases, type HistoryCase, type HistoryRecord } from './record.js';
 export function configReferences(config: Config): Record<string, string> {
   const references: Record<string, string> = {};
   for (const k of config.kernels) {
-    const named = k.manifest.tiers?.reference ?? k.manifest.speed_reference;
+    const named = namedReference(k.manifest);
     if (named !== undefined) references[k.manifest.name] = named;
   }
   return references;

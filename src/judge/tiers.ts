@@ -4,6 +4,7 @@ import {
   type CaseGroup,
   type Config,
   type KernelManifest,
+  namedReference,
   tierCandidates,
   type TierLadderConfig,
   type TierMetric,
@@ -223,7 +224,7 @@ type Metric = (g: Grading) => ((min: number) => number | undefined) | undefined;
 
 const speedup: Metric = (g) => {
   const { status } = g;
-  const refName = (g.tiers.reference ?? g.manifest.speed_reference) as string;
+  const refName = namedReference(g.manifest) as string;
   status.referenceVariant = refName;
   const refCase = referenceCase(g, refName);
   if (!refCase || refCase.status !== 'ok' || !refCase.timing) {

@@ -11,7 +11,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { ownedPath, variantClaims, type Config, type LoadedKernel } from '../config/index.js';
+import {
+  namedReference,
+  ownedPath,
+  variantClaims,
+  type Config,
+  type LoadedKernel,
+} from '../config/index.js';
 import type { BuildRecord, Environment } from '../results/index.js';
 import { fileImportClosure, importClosure } from './python-imports.js';
 
@@ -250,7 +256,7 @@ export function variantIdentities(
  * the references most of a one-file pull request's time on the H100 (run 50: 146.5 s of bench).
  */
 export function controlReferences(manifest: LoadedKernel['manifest']): Set<string> {
-  const named = manifest.tiers?.reference ?? manifest.speed_reference;
+  const named = namedReference(manifest);
   const references = manifest.variants.filter((v) => v.role === 'reference').map((v) => v.name);
   return new Set(named !== undefined && references.includes(named) ? [named] : references);
 }
