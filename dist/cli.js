@@ -37863,9 +37863,12 @@ function crossCheckManifest(manifest, folder) {
   }
   return problems;
 }
+function namedReference(manifest) {
+  return manifest.tiers?.reference ?? manifest.speed_reference;
+}
 function ladderReference(tiers, manifest) {
   if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
-  return tiers.reference ?? manifest.speed_reference ?? "the reference";
+  return namedReference(manifest) ?? "the reference";
 }
 function unreachableRungs(tiers, manifest) {
   const problems = [];
@@ -40130,7 +40133,7 @@ function referenceCase(g, name) {
 }
 var speedup = (g) => {
   const { status } = g;
-  const refName = g.tiers.reference ?? g.manifest.speed_reference;
+  const refName = namedReference(g.manifest);
   status.referenceVariant = refName;
   const refCase = referenceCase(g, refName);
   if (!refCase || refCase.status !== "ok" || !refCase.timing) {
@@ -41548,7 +41551,7 @@ import { relative as relative5 } from "node:path";
 function configReferences(config) {
   const references = {};
   for (const k of config.kernels) {
-    const named2 = k.manifest.tiers?.reference ?? k.manifest.speed_reference;
+    const named2 = namedReference(k.manifest);
     if (named2 !== void 0) references[k.manifest.name] = named2;
   }
   return references;
@@ -53824,7 +53827,7 @@ function variantIdentities(side, environment) {
   return out;
 }
 function controlReferences(manifest) {
-  const named2 = manifest.tiers?.reference ?? manifest.speed_reference;
+  const named2 = namedReference(manifest);
   const references = manifest.variants.filter((v) => v.role === "reference").map((v) => v.name);
   return new Set(named2 !== void 0 && references.includes(named2) ? [named2] : references);
 }
@@ -55168,7 +55171,7 @@ function ncuTargets(config, only) {
     if (!tiers) continue;
     const headline = expandGroup(tiers.case)[0];
     if (!headline) continue;
-    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const reference = namedReference(k.manifest);
     const variants = k.manifest.variants.filter(
       (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly(headline, v.only)
     );

@@ -39357,9 +39357,12 @@ function crossCheckManifest(manifest, folder) {
   }
   return problems;
 }
+function namedReference(manifest) {
+  return manifest.tiers?.reference ?? manifest.speed_reference;
+}
 function ladderReference(tiers, manifest) {
   if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
-  return tiers.reference ?? manifest.speed_reference ?? "the reference";
+  return namedReference(manifest) ?? "the reference";
 }
 function unreachableRungs(tiers, manifest) {
   const problems = [];
@@ -42485,7 +42488,7 @@ function referenceCase(g, name) {
 }
 var speedup = (g) => {
   const { status } = g;
-  const refName = g.tiers.reference ?? g.manifest.speed_reference;
+  const refName = namedReference(g.manifest);
   status.referenceVariant = refName;
   const refCase = referenceCase(g, refName);
   if (!refCase || refCase.status !== "ok" || !refCase.timing) {
@@ -53317,7 +53320,7 @@ function variantIdentities(side, environment) {
   return out;
 }
 function controlReferences(manifest) {
-  const named2 = manifest.tiers?.reference ?? manifest.speed_reference;
+  const named2 = namedReference(manifest);
   const references = manifest.variants.filter((v) => v.role === "reference").map((v) => v.name);
   return new Set(named2 !== void 0 && references.includes(named2) ? [named2] : references);
 }
@@ -54667,7 +54670,7 @@ function ncuTargets(config, only) {
     if (!tiers) continue;
     const headline = expandGroup(tiers.case)[0];
     if (!headline) continue;
-    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const reference = namedReference(k.manifest);
     const variants = k.manifest.variants.filter(
       (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly(headline, v.only)
     );
