@@ -55,13 +55,21 @@ class PairedRunner:
         return records
 
     def identical_variants(self, m, variants, base_variants):
-        """The variants of a paired case named by --identical that the base has for this case too.
-        A reference variant is the A/A control of the case's timed candidates: it stays timed while
-        one of them is timed, and is left untimed only when none is (nothing to control)."""
+        """The variants of a paired case named by --identical that the base has for this case too,
+        left untimed. The caller chooses the A/A control: the action names every identical
+        reference but the kernel's control (src/measure/identity.ts, controlReferences), and a
+        reference it names is not timed. A case whose candidate is timed keeps a control all the
+        same: when the list names every reference the case has, they stay timed (nothing else
+        would tell a machine that was not quiet), and are left untimed only when no candidate is
+        timed (nothing to control)."""
         roles = {v["name"]: v.get("role") for v in m.variants}
         named = [v for v in variants if (m.name, v) in self.identical and v in base_variants]
         candidate_timed = any(roles.get(v) != "reference" and v not in named for v in variants)
-        return [v for v in named if roles.get(v) != "reference" or not candidate_timed]
+        references = [v for v in variants if roles.get(v) == "reference" and v in base_variants]
+        control_kept = any(v not in named for v in references)
+        if not candidate_timed or control_kept:
+            return named
+        return [v for v in named if roles.get(v) != "reference"]
 
 
 def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_only=False):

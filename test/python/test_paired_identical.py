@@ -1,7 +1,8 @@
 """Identity before timing (issue 27): `--identical kernel.variant,...` names variants whose build and
 sources are the same in base and head. A paired run verifies them on the head as always, does not
-time them, and writes `identical.reason` into their records; reference variants stay timed (the run's
-A/A control) even when named, while a candidate of their case is timed. Two copies of the sleepy fixture repository as head and base, on the CPU."""
+time them, and writes `identical.reason` into their records. The caller chooses the A/A control by
+leaving it out of the list; a case whose candidate is timed keeps its references timed when the list
+names them all. Two copies of the sleepy fixture repository as head and base, on the CPU."""
 
 import json
 import os
@@ -17,13 +18,21 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
 CASE = "dtype=fp32,n=256"
 
 
-def make_repo(path, broken=()):
+def make_repo(path, broken=(), second_reference=False):
     shutil.copytree(FIXTURE, path)
     src = os.path.join(path, "sleepy_bench.py")
     with open(src) as f:
         text = f.read()
+    text = text.replace("BROKEN = set()", f"BROKEN = {set(broken)!r}")
+    if second_reference:
+        text = text.replace('DELAY_MS = {"steady": 2.0,', 'DELAY_MS = {"steady": 2.0, "other_library": 2.0,')
+        yml = os.path.join(path, "kernels", "sleepy", "kernel.yml")
+        with open(yml) as f:
+            manifest = f.read()
+        with open(yml, "w") as f:
+            f.write(manifest.replace("variants:\n", "variants:\n  - name: other_library\n    role: reference\n    description: a second reference\n"))
     with open(src, "w") as f:
-        f.write(text.replace("BROKEN = set()", f"BROKEN = {set(broken)!r}"))
+        f.write(text)
     return path
 
 
@@ -71,6 +80,36 @@ def test_a_reference_named_identical_stays_timed_against_the_base(identical_run)
     assert "identical" not in c
     assert c["timing"]["n_samples"] > 0
     assert c["paired"]["base_status"] == "ok" and c["paired"]["n_pairs"] > 0
+
+
+def test_a_reference_named_identical_is_not_timed_when_another_reference_controls_the_case(tmp_path):
+    # The action names every identical reference but the kernel's control (controlReferences):
+    # timing attention's four other references cost about 13 s of each large case (H100, 2026-11-26).
+    head = make_repo(tmp_path / "head", second_reference=True)
+    base = make_repo(tmp_path / "base", second_reference=True)
+    out = tmp_path / "results.json"
+    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", "sleepy.other_library,sleepy.planted")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    doc = json.loads(out.read_text())
+    other = case(doc, "other_library")
+    assert other["identical"] == {"reason": "identical build and sources"} and "timing" not in other
+    assert other["correctness"]["status"] == "PASS"
+    assert f"sleepy {CASE}: other_library, planted: identical build and sources in base and head: verified, not timed" in proc.stdout
+    steady = case(doc, "steady")
+    assert "identical" not in steady and steady["paired"]["n_pairs"] > 0
+
+
+def test_every_reference_named_identical_stays_timed_while_a_candidate_is_timed(tmp_path):
+    head = make_repo(tmp_path / "head", second_reference=True)
+    base = make_repo(tmp_path / "base", second_reference=True)
+    out = tmp_path / "results.json"
+    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", "sleepy.other_library,sleepy.steady,sleepy.planted")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    doc = json.loads(out.read_text())
+    for v in ("steady", "other_library"):
+        c = case(doc, v)
+        assert "identical" not in c and c["paired"]["n_pairs"] > 0, v
+    assert "identical" in case(doc, "planted")
 
 
 def test_a_reference_is_left_untimed_only_when_no_candidate_of_its_case_is_timed(tmp_path):
