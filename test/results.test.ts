@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { InputError, loadResults, readablePath, validateResults } from '../src/results/index.js';
 
@@ -20,7 +21,7 @@ function baseline(): Record<string, unknown> {
   return JSON.parse(readFileSync(join(dir, 'baseline.json'), 'utf8')) as Record<string, unknown>;
 }
 
-function tempFile(name: string, text: string): string {
+function tempFile(name: string, text: string | Buffer): string {
   const path = join(mkdtempSync(join(tmpdir(), 'kg-results-')), name);
   writeFileSync(path, text);
   return path;
@@ -190,6 +191,57 @@ describe('loadResults', () => {
     // V8's own wording after the prefix varies between Node versions.
     expect(() => loadResults(path)).toThrow(
       `${path}:3:11: not valid JSON: Expected property name or '}' in JSON at position 48`,
+    );
+  });
+
+  describe('a gzipped results file', () => {
+    const plain = readFileSync(join(dir, 'baseline.json'));
+    const gz = gzipSync(plain, { level: 9 });
+
+    it.each(['baseline.json.gz', 'baseline.json'])(
+      'reads the same as the plain file, known by its bytes whatever its name (%s)',
+      (name) => {
+        expect(gz.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+        expect(loadResults(tempFile(name, gz))).toEqual(loadResults(join(dir, 'baseline.json')));
+      },
+    );
+
+    it('names the gzipped file in a problem of its document', () => {
+      const doc = baseline();
+      doc['schema'] = 'kernelgate/results@9';
+      const path = tempFile('r.json.gz', gzipSync(JSON.stringify(doc)));
+      expect(() => loadResults(path)).toThrow(
+        new InputError(
+          `${path}: schema must be "kernelgate/results@1" (got "kernelgate/results@9")`,
+        ),
+      );
+    });
+
+    it.each([
+      ['cut short', gz.subarray(0, gz.length - 100), 'unexpected end of file'],
+      [
+        'with a byte of its data changed',
+        Buffer.concat([
+          gz.subarray(0, -8),
+          Buffer.from(gz.subarray(-8).map((b, i) => (i === 0 ? b ^ 0xff : b))),
+        ]),
+        'incorrect data check',
+      ],
+    ])('says when it does not gunzip (%s), naming the file', (_what, bytes, why) => {
+      const path = tempFile('results.json.gz', bytes);
+      expect(() => loadResults(path)).toThrow(
+        new InputError(`${path}: a gzip file (it starts with 1f 8b) that does not gunzip: ${why}`),
+      );
+    });
+  });
+
+  it('says when the file is neither JSON nor gzip, with its first bytes (a zstd file)', () => {
+    const zstd = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), Buffer.from('{}')]);
+    const path = tempFile('results.json.zst', zstd);
+    expect(() => loadResults(path)).toThrow(
+      new InputError(
+        `${path}: neither JSON nor gzip (it starts with the bytes 28 b5 2f fd): a results file is a JSON document, plain or gzipped`,
+      ),
     );
   });
 

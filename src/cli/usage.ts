@@ -25,12 +25,12 @@ export interface CommandSpec {
 
 const REPORT_USAGE = `kernelgate report [--results FILE | --demo] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
-  --results FILE        results JSON (kernelgate/results@1), e.g. a run's
+  --results FILE        results JSON (kernelgate/results@1; plain or gzipped), e.g. a run's
                         .kernelgate/report/results.json
   --demo                judge kernelgate's built-in recorded run (a paired pull request on the
                         H100) with kernelgate's own configuration; the default when no --results is
                         given in kernelgate's own checkout, refused without --results elsewhere
-  --baseline FILE       baseline results JSON (default: none, every case NEW)
+  --baseline FILE       baseline results JSON, plain or gzipped (default: none, every case NEW)
   --config DIR_OR_FILE  repository root holding kernelgate.yml and kernels/, or a kernelgate.yml
                         (default: the current directory)
   --kind pr|nightly     which report to render (default: pr)

@@ -1,6 +1,8 @@
 // Reads a results document (kernelgate/results@1) and validates it against the committed schema,
-// so a bad file is one clear error naming the file, the field and the bad value.
+// so a bad file is one clear error naming the file, the field and the bad value. A results file
+// may be stored gzipped (known by gzip's magic bytes, whatever its name).
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import resultsSchema from '../../schema/results.schema.json' with { type: 'json' };
 import type { KernelgateResults } from './results-types.js';
@@ -212,13 +214,10 @@ export function parseJson(text: string, file: string): unknown {
   }
 }
 
-/**
- * A file's text, or an InputError naming it as `shown`: `<shown>: no such <what>` when it does not
- * exist, `<shown>: cannot read: …` otherwise.
- */
-export function readInputFile(path: string, shown: string = path, what = 'file'): string {
+/** A file's bytes, or an InputError naming it as `shown` (`readInputFile`). */
+function readInputBytes(path: string, shown: string, what: string): Buffer {
   try {
-    return readFileSync(path, 'utf8');
+    return readFileSync(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new InputError(
@@ -229,10 +228,51 @@ export function readInputFile(path: string, shown: string = path, what = 'file')
   }
 }
 
-/** Reads, parses and validates a results document. */
+/**
+ * A file's text, or an InputError naming it as `shown`: `<shown>: no such <what>` when it does not
+ * exist, `<shown>: cannot read: …` otherwise.
+ */
+export function readInputFile(path: string, shown: string = path, what = 'file'): string {
+  return readInputBytes(path, shown, what).toString('utf8');
+}
+
+/** The first bytes of a gzip stream (RFC 1952), whatever the file's name. */
+const isGzip = (bytes: Buffer) => bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+
+/** What can begin a JSON text (after blanks): an object, an array, a string, a number, a literal. */
+const JSON_START = /^[\s\uFEFF]*[{["\-0-9tfn]/;
+
+const hexOf = (bytes: Buffer) =>
+  [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
+
+/**
+ * A results file's text: gunzipped when it starts with gzip's magic bytes (1f 8b), as read
+ * otherwise. Errors name the file: a gzip stream that does not gunzip (truncated, corrupt), and a
+ * file that is neither JSON nor gzip (e.g. zstd or xz: its first bytes are shown).
+ */
+export function readResultsText(path: string): string {
+  const bytes = readInputBytes(path, path, 'results file');
+  if (isGzip(bytes)) {
+    try {
+      return gunzipSync(bytes).toString('utf8');
+    } catch (err) {
+      throw new InputError(
+        `${path}: a gzip file (it starts with 1f 8b) that does not gunzip: ${(err as Error).message}`,
+      );
+    }
+  }
+  const text = bytes.toString('utf8');
+  if (bytes.length > 0 && !JSON_START.test(text)) {
+    throw new InputError(
+      `${path}: neither JSON nor gzip (it starts with the bytes ${hexOf(bytes)}): a results file is a JSON document, plain or gzipped`,
+    );
+  }
+  return text;
+}
+
+/** Reads, parses and validates a results document, plain JSON or gzipped (`readResultsText`). */
 export function loadResults(path: string): KernelgateResults {
-  const text = readInputFile(path, path, 'results file');
-  return validateResults(parseJson(text, path), path);
+  return validateResults(parseJson(readResultsText(path), path), path);
 }
 
 /**
