@@ -132,12 +132,14 @@ def _triton_variant(module, tuning_key=lambda params: params):
             module, tuning_key(params), ctx.device, lambda probe=probe: module.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
         )
         del probe
+        compiled = {}
 
         def run(inputs, out):
-            return module.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)
+            return module.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config, compiled)
 
         run.config = config
         run.config_times_ms = times
+        run.compiled_kernel = lambda: compiled.get("kernel")
         return run
 
     return factory

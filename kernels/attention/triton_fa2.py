@@ -133,13 +133,16 @@ def _attn_fwd(Q, K, V, O, qk_scale,
         tl.store(o_ptrs, out.to(O.dtype.element_ty), mask=(offs_m < SQ)[:, None])
 
 
-def launch(q, k, v, out, causal, config):
-    """Runs the kernel with one (BLOCK_M, BLOCK_N, num_warps, num_stages) tiling."""
+def launch(q, k, v, out, causal, config, compiled=None):
+    """Runs the kernel with one (BLOCK_M, BLOCK_N, num_warps, num_stages) tiling.
+    `compiled`: a dict that, when given, receives the Triton CompiledKernel launched under "kernel"
+    (None under TRITON_INTERPRET=1); the harness records its registers, spills and shared memory
+    (kernelgate_harness/compiled.py)."""
     block_m, block_n, warps, stages = config
     B, H, SQ, D = q.shape
     SK = k.shape[2]
     grid = (triton.cdiv(SQ, block_m), B * H)
-    _attn_fwd[grid](
+    kernel = _attn_fwd[grid](
         q, k, v, out, (1.0 / math.sqrt(D)) * LOG2E,
         q.stride(0), q.stride(1), q.stride(2),
         k.stride(0), k.stride(1), k.stride(2),
@@ -151,6 +154,8 @@ def launch(q, k, v, out, causal, config):
         DOT_FP32=INTERPRET and q.dtype == torch.bfloat16,
         num_warps=warps, num_stages=stages,
     )
+    if compiled is not None:
+        compiled["kernel"] = kernel
     return out
 
 

@@ -219,9 +219,12 @@ def _descriptor(t, rows, d, flat):
     return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, rows, d])
 
 
-def launch(q, k, v, out, causal, config):
+def launch(q, k, v, out, causal, config, compiled=None):
     """Runs the kernel with one (BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize[, flat])
-    tiling; flat (2-D descriptors over (B·H·S, D)) needs contiguous q, k and v."""
+    tiling; flat (2-D descriptors over (B·H·S, D)) needs contiguous q, k and v.
+    `compiled`: a dict that, when given, receives the Triton CompiledKernel launched under "kernel"
+    (None under TRITON_INTERPRET=1); the harness records its registers, spills and shared memory
+    (kernelgate_harness/compiled.py)."""
     block_m, block_n, warps, stages, warp_spec = config[:5]
     flat = len(config) > 5 and bool(config[5])
     B, H, SQ, D = q.shape
@@ -231,13 +234,15 @@ def launch(q, k, v, out, causal, config):
         raise ValueError(f"a flat tiling {tuple(config)} needs contiguous q, k, v (strides {q.stride()}, {k.stride()}, {v.stride()})")
     SK = k.shape[2]
     grid = (triton.cdiv(SQ, block_m), B * H)
-    _attn_fwd_tma[grid](
+    kernel = _attn_fwd_tma[grid](
         _descriptor(q, block_m, D, flat), _descriptor(k, block_n, D, flat), _descriptor(v, block_n, D, flat), out,
         (1.0 / math.sqrt(D)) * LOG2E, out.stride(0), out.stride(1), out.stride(2), H, SQ, SK,
         D=D, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal, EVEN_M=SQ % block_m == 0, EVEN_N=SK % block_n == 0,
         WARP_SPEC=warp_spec, FLAT=flat, DOT_FP32=INTERPRET and q.dtype == torch.bfloat16,
         num_warps=warps, num_stages=stages,
     )
+    if compiled is not None:
+        compiled["kernel"] = kernel
     return out
 
 

@@ -100,12 +100,14 @@ def _triton_bsr(params, ctx):
         triton_bsr, params, ctx.device, lambda probe=probe: triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret)
     )
     del probe
+    compiled = {}
 
     def run(inputs, out):
-        return triton_bsr.launch(inputs["a_values"], inputs["a_cols"], inputs["b"], out, config)
+        return triton_bsr.launch(inputs["a_values"], inputs["a_cols"], inputs["b"], out, config, compiled)
 
     run.config = config
     run.config_times_ms = times_ms
+    run.compiled_kernel = lambda: compiled.get("kernel")
     return run
 
 

@@ -75,18 +75,24 @@ def _bsr_dense_mm(A_VALUES, A_COLS, B, C, N, n_row_blocks, topk,
         tl.store(c_ptrs, acc.to(C.dtype.element_ty), mask=n_ok[None, :])
 
 
-def launch(a_values, a_cols, b, out, config):
+def launch(a_values, a_cols, b, out, config, compiled=None):
+    """Runs the kernel with one (BLOCK_N, BLOCK_K, num_warps, num_stages) tiling. `compiled`: a dict
+    that, when given, receives the Triton CompiledKernel launched under "kernel" (None under
+    TRITON_INTERPRET=1); the harness records its registers, spills and shared memory
+    (kernelgate_harness/compiled.py)."""
     block_n, block_k, warps, stages = config
     n_row_blocks, topk, bs, _ = a_values.shape
     N = b.shape[1]
     grid = (n_row_blocks * triton.cdiv(N, block_n),)
-    _bsr_dense_mm[grid](
+    kernel = _bsr_dense_mm[grid](
         a_values, a_cols, b, out, N, n_row_blocks, topk,
         b.stride(0), out.stride(0),
         BS=bs, BLOCK_N=block_n, BLOCK_K=min(block_k, bs), GROUP=GROUP_M, EVEN_N=N % block_n == 0,
         DOT_FP32=INTERPRET and b.dtype == torch.bfloat16,
         num_warps=warps, num_stages=stages,
     )
+    if compiled is not None:
+        compiled["kernel"] = kernel
     return out
 
 

@@ -10,6 +10,7 @@ import time
 
 from . import NotBuilt, Unsupported, faults
 from .caching import CacheProbe
+from .compiled import compiled_record
 from .correctness import Correctness
 from .device import CURRENT, error_record
 from .graphs import GraphCapture
@@ -163,6 +164,7 @@ class Worker(Verifier, StreamChecks, Correctness, CacheProbe, GraphCapture, Time
             t0 = time.perf_counter()
             ref0, idx = self.verify(params, job["seeds"], records, runners)
             phase_s["verify"] = time.perf_counter() - t0
+            record_compiled(records, runners)
         return records, runners, ref0, idx, phase_s
 
     def run_case(self, job):
@@ -254,6 +256,18 @@ def tuning_record(run):
     if ranked:
         rec["candidates_ms"] = [{"config": _jsonable(c), "ms": float(ms)} for c, ms in ranked[:64]]
     return rec
+
+
+def record_compiled(records, runners):
+    """cases[].tuning.compiled (compiled.py): after the verification launched each variant, the
+    kernel its tuned configuration compiled to, where the run function names it."""
+    for v, run in runners.items():
+        tuned = records.get(v, {}).get("tuning")
+        if tuned is None:
+            continue
+        facts = compiled_record(run)
+        if facts is not None:
+            tuned["compiled"] = facts
 
 
 def import_root(module, root):

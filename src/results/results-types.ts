@@ -625,6 +625,39 @@ export interface Tuning {
     config: unknown[] | {} | string | number | boolean;
     ms: number;
   }[];
+  /**
+   * the Triton kernel this configuration compiled to, as Triton reports it (the run function's `compiled_kernel`, docs/kernel-modules.md; kernelgate_harness/compiled.py); absent for a variant that names none, under TRITON_INTERPRET=1, and in documents of older harnesses
+   */
+  compiled?: {
+    /**
+     * the kernel's name (metadata.name)
+     */
+    name: string;
+    /**
+     * registers per thread (CompiledKernel.n_regs)
+     */
+    n_regs?: number;
+    /**
+     * Triton's n_spills: the function's local memory in 4-byte words (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4, or the cubin's STACK / 4)
+     */
+    n_spills?: number;
+    /**
+     * shared memory the launch asks for (metadata.shared)
+     */
+    shared_bytes: number;
+    /**
+     * warps of a program as compiled (metadata.num_warps; warp specialisation can add warps to those asked)
+     */
+    num_warps: number;
+    /**
+     * software pipeline stages (metadata.num_stages)
+     */
+    num_stages: number;
+    /**
+     * where n_regs and n_spills came from: the loaded kernel (driver, on a GPU) or the cubin (cuobjdump, a kernel compiled and not loaded)
+     */
+    source?: 'driver' | 'cubin';
+  };
 }
 /**
  * the configuration a host-side tuner chose for this case and variant and launched with (a variant's run function's `config`, docs/kernel-modules.md), e.g. a Triton tiling [block_m, block_n, warps, stages]: two runs that chose differently measured different code paths, a re-tune rather than a regression (docs/judging.md)
@@ -643,6 +676,39 @@ export interface Tuning1 {
     config: unknown[] | {} | string | number | boolean;
     ms: number;
   }[];
+  /**
+   * the Triton kernel this configuration compiled to, as Triton reports it (the run function's `compiled_kernel`, docs/kernel-modules.md; kernelgate_harness/compiled.py); absent for a variant that names none, under TRITON_INTERPRET=1, and in documents of older harnesses
+   */
+  compiled?: {
+    /**
+     * the kernel's name (metadata.name)
+     */
+    name: string;
+    /**
+     * registers per thread (CompiledKernel.n_regs)
+     */
+    n_regs?: number;
+    /**
+     * Triton's n_spills: the function's local memory in 4-byte words (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4, or the cubin's STACK / 4)
+     */
+    n_spills?: number;
+    /**
+     * shared memory the launch asks for (metadata.shared)
+     */
+    shared_bytes: number;
+    /**
+     * warps of a program as compiled (metadata.num_warps; warp specialisation can add warps to those asked)
+     */
+    num_warps: number;
+    /**
+     * software pipeline stages (metadata.num_stages)
+     */
+    num_stages: number;
+    /**
+     * where n_regs and n_spills came from: the loaded kernel (driver, on a GPU) or the cubin (cuobjdump, a kernel compiled and not loaded)
+     */
+    source?: 'driver' | 'cubin';
+  };
 }
 /**
  * one variant on one tail case, verified and not timed
