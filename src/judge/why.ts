@@ -1,15 +1,23 @@
 // Why it moved: for every variant judged SLOWER or FASTER (and every wrong variant whose build or
 // tuning changed), the evidence a kernel engineer gathers by hand, base against head: what was
-// built (why-build.ts), the tuned configuration of its cases, and Nsight Compute on its largest
+// built (why-build.ts), the tuned configuration of its cases and, for Triton, the kernel it compiled
+// to (why-compiled.ts), and Nsight Compute on its largest
 // change where the run profiled both revisions (results deep.ncu_compare). The likeliest cause is
 // named from that evidence only; when nothing differs it says so.
 import { formatRatioPct } from '../lib/index.js';
 import type { BuildRecord, KernelgateResults, NcuComparison } from '../results/index.js';
 import { tuningText } from './tuning.js';
 import type { CaseComparison } from './verdicts.js';
-import { type BuildDiff, buildChanged, buildDiff, type Resource, RESOURCES } from './why-build.js';
+import { type BuildDiff, buildChanged, buildDiff } from './why-build.js';
+import {
+  type CompiledEvidence,
+  compiledFinding,
+  missingCompiledText,
+  resourceCause,
+} from './why-compiled.js';
 
 export * from './why-build.js';
+export * from './why-compiled.js';
 
 export interface TuningEvidence {
   /** changed: some case launched another configuration; identical: all the same; none: no tuner */
@@ -20,6 +28,11 @@ export interface TuningEvidence {
   compared: number;
   /** identical: the configuration of the largest change's case */
   config?: string;
+  /**
+   * the compiled Triton kernels (tuning.compiled) of the first changed case (changed), else of the
+   * largest change's case compared; absent when neither side recorded any
+   */
+  compiled?: CompiledEvidence;
 }
 
 export const PROFILE_METRICS = [
@@ -74,18 +87,37 @@ function tuningEvidence(cases: CaseComparison[]): TuningEvidence {
   const changes: TuningEvidence['changes'] = [];
   let compared = 0;
   let config: string | undefined;
+  let [changedKernels, sameKernels]: (CompiledEvidence | undefined)[] = [];
   for (const c of cases) {
     const now = c.current?.tuning;
     const before = c.method === 'paired' ? c.current?.paired?.base_tuning : c.baseline?.tuning;
     if (now === undefined || before === undefined) continue;
     compared++;
     const [from, to] = [tuningText(before.config), tuningText(now.config)];
-    if (from !== to) changes.push({ caseId: c.caseId, from, to });
-    else config ??= to;
+    const kernels = {
+      caseId: c.caseId,
+      ...(before.compiled ? { base: before.compiled } : {}),
+      ...(now.compiled ? { head: now.compiled } : {}),
+    };
+    if (from !== to) {
+      if (!changes.length) changedKernels = kernels;
+      changes.push({ caseId: c.caseId, from, to });
+    } else {
+      config ??= to;
+      sameKernels ??= kernels;
+    }
   }
   if (compared === 0) return { state: 'none', changes, compared };
-  if (changes.length) return { state: 'changed', changes, compared };
-  return { state: 'identical', changes, compared, ...(config ? { config } : {}) };
+  const pick = (k: CompiledEvidence | undefined) =>
+    k && (k.base || k.head) ? { compiled: k } : {};
+  if (changes.length) return { state: 'changed', changes, compared, ...pick(changedKernels) };
+  return {
+    state: 'identical',
+    changes,
+    compared,
+    ...(config ? { config } : {}),
+    ...pick(sameKernels),
+  };
 }
 
 function profileEvidence(results: KernelgateResults, kernel: string, variant: string) {
@@ -109,29 +141,12 @@ function profileEvidence(results: KernelgateResults, kernel: string, variant: st
   return { caseId: found.case, comparison: found, ...(largest ? { largest } : {}) };
 }
 
-const UNIT: Record<Resource, string> = {
-  spills: ' bytes',
-  registers: '',
-  stack: ' bytes',
-  'shared memory': ' bytes',
-};
-const MAX_KEY: Record<Resource, 'spills' | 'registers' | 'stack' | 'smem'> = {
-  spills: 'spills',
-  registers: 'registers',
-  stack: 'stack',
-  'shared memory': 'smem',
-};
-
 /** The build's strongest evidence: a resource's maximum that moved, then the SASS. */
 function buildCause(d: BuildDiff): string | undefined {
   if (d.state === 'failed') return `the ${d.missing} revision's build failed`;
   if (d.state !== 'compared') return undefined;
-  for (const r of RESOURCES) {
-    const [from, to] = [d.base?.[MAX_KEY[r]], d.head?.[MAX_KEY[r]]];
-    if (from !== undefined && to !== undefined && from !== to) {
-      return `${r} ${from} → ${to}${UNIT[r]}`;
-    }
-  }
+  const moved = resourceCause(d.base, d.head);
+  if (moved) return moved;
   if (d.archs)
     return `machine code for ${d.archs.from.join(', ') || 'none'} → ${d.archs.to.join(', ') || 'none'}`;
   const key = d.census.filter((c) => c.from !== c.to);
@@ -139,17 +154,46 @@ function buildCause(d: BuildDiff): string | undefined {
   if (shown.length) return `SASS ${shown.map((o) => `${o.opcode} ${o.from} → ${o.to}`).join(', ')}`;
   if (d.resources.length) {
     const r = d.resources[0] as (typeof d.resources)[number];
-    return `${r.resource} of one function ${r.from ?? 'none'} → ${r.to ?? 'none'}${UNIT[r.resource]}`;
+    const unit = r.resource === 'registers' ? '' : ' bytes';
+    return `${r.resource} of one function ${r.from ?? 'none'} → ${r.to ?? 'none'}${unit}`;
   }
   return undefined;
 }
 
+/**
+ * The tuning's evidence and the kernels it compiled to (Triton): "tuning A → B, compiled kernel
+ * spills 0 → 96 bytes", "compiled kernel spills 0 → 96 bytes; tuning identical", or the side that
+ * recorded no compiled kernel; undefined when neither differs nor is missing.
+ */
 function tuningCause(t: TuningEvidence): string | undefined {
-  if (t.state !== 'changed') return undefined;
+  const k = compiledFinding(t.compiled);
+  const kernels =
+    k.kind === 'differs'
+      ? `compiled kernel ${k.text}`
+      : k.kind === 'missing'
+        ? missingCompiledText(k.side)
+        : undefined;
+  if (t.state !== 'changed') {
+    if (k.kind === 'differs') return `${kernels as string}; tuning identical`;
+    if (k.kind === 'missing' && t.state === 'identical')
+      return `tuning identical; ${kernels as string}`;
+    return undefined;
+  }
   const first = t.changes[0] as TuningEvidence['changes'][number];
   const where =
     t.changes.length === t.compared ? '' : ` on ${t.changes.length} of ${t.compared} cases`;
-  return `tuning ${first.from} → ${first.to}${where}`;
+  const joint = k.kind === 'differs' ? ', ' : '; ';
+  return `tuning ${first.from} → ${first.to}${where}${kernels ? `${joint}${kernels}` : ''}`;
+}
+
+/** Nothing differs and nothing was built ahead (Triton, torch): what is known to be the same. */
+function unbuiltSameText(t: TuningEvidence): string {
+  const tail = 'the change is in the code path or the machine';
+  if (t.state !== 'identical')
+    return `nothing built ahead of the run and no tuning to compare: ${tail}`;
+  const k = compiledFinding(t.compiled);
+  if (k.kind === 'same') return `tuning and compiled kernel identical (${k.text}): ${tail}`;
+  return `tuning identical, nothing built ahead of the run to compare: ${tail}`;
 }
 
 /** The one line: the build's and the tuning's differences, else what is known to be the same. */
@@ -159,12 +203,8 @@ export function causeOf(w: Pick<WhyMoved, 'build' | 'tuning' | 'profile'>): stri
   if (found.length) text = found.join('; ');
   else if (w.build.state === 'one-sided') {
     text = `no ${w.build.missing} build record to compare${w.tuning.state === 'identical' ? '; tuning identical' : ''}`;
-  } else if (w.build.state === 'none') {
-    text =
-      w.tuning.state === 'identical'
-        ? 'tuning identical, nothing built ahead of the run to compare: the change is in the code path or the machine'
-        : 'nothing built ahead of the run and no tuning to compare: the change is in the code path or the machine';
-  } else text = NOTHING_DIFFERS;
+  } else if (w.build.state === 'none') text = unbuiltSameText(w.tuning);
+  else text = NOTHING_DIFFERS;
   const p = w.profile?.largest;
   if (p) {
     const rel = formatRatioPct(p.to / p.from).replace(/\.\d %$/, ' %');
@@ -203,7 +243,9 @@ function oneVariant(
   const build = buildDiff(from === 'none' ? undefined : find(base), find(results.builds));
   const tuning = tuningEvidence(byChange);
   // A wrong result is explained here only where the build or the tuning changed.
-  if (verdict === 'FAIL' && !buildChanged(build) && tuning.state !== 'changed') return undefined;
+  const compiledMoved = compiledFinding(tuning.compiled).kind === 'differs';
+  if (verdict === 'FAIL' && !buildChanged(build) && tuning.state !== 'changed' && !compiledMoved)
+    return undefined;
   const profile = profileEvidence(results, kernel, variant);
   const why = { build, tuning, ...(profile ? { profile } : {}) };
   return {

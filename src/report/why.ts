@@ -1,6 +1,6 @@
 // Section `why` (partials/why.md.mustache): one line per moved variant naming the likeliest cause
 // (src/judge/why.ts), then the evidence folded: what was built base against head, the tuned
-// configuration, and Nsight Compute's comparison where the run profiled both revisions. Everything
+// configuration and the Triton kernel it compiled to, and Nsight Compute's comparison where the run profiled both revisions. Everything
 // that came from the results (names, opcodes, configurations, stall reasons) is escaped.
 import { movedText, type WhyMoved, whyItMoved } from '../judge/index.js';
 import { type Cell, fixed, table } from '../lib/index.js';
@@ -69,6 +69,28 @@ function tuningRows(w: WhyMoved): Cell[][] {
   ]);
 }
 
+/** The compiled Triton kernels of the tuning's case, base and head (why-compiled.ts). */
+function compiledRows(w: WhyMoved): Cell[][] {
+  const k = w.tuning.compiled;
+  if (!k) return [];
+  const [a, b] = [k.base, k.head];
+  const row = (label: string, from?: number, to?: number): Cell[] => [
+    trusted(label),
+    trusted(num(from)),
+    trusted(num(to)),
+    trusted(change(from, to)),
+  ];
+  const words = (c: typeof a) => (c?.n_spills === undefined ? undefined : c.n_spills * 4);
+  return [
+    [`compiled kernel, ${k.caseId}`, a?.name ?? 'not recorded', b?.name ?? 'not recorded', ''],
+    row('registers (n\\_regs)', a?.n_regs, b?.n_regs),
+    row('local memory bytes (n\\_spills × 4)', words(a), words(b)),
+    row('shared memory bytes', a?.shared_bytes, b?.shared_bytes),
+    row('warps', a?.num_warps, b?.num_warps),
+    row('stages', a?.num_stages, b?.num_stages),
+  ];
+}
+
 const stalls = (n: NcuRun) => (n.stalls ?? []).map((s) => s.reason).join(', ');
 
 function profileRows(w: WhyMoved): Cell[][] {
@@ -119,7 +141,7 @@ const BASE_FROM: Record<WhyMoved['baseBuildFrom'], string> = {
 };
 
 function evidence(w: WhyMoved, full: boolean) {
-  const rows = [...buildRows(w), ...tuningRows(w), ...profileRows(w)];
+  const rows = [...buildRows(w), ...tuningRows(w), ...compiledRows(w), ...profileRows(w)];
   const where = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : '';
   return {
     title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where)})`,
