@@ -191,12 +191,15 @@ class PairedCase:
     """One case of one kernel, head against base. `opt` holds the harness's options. `light`:
     verification without the stress inputs and the stream checks (a confirmation's, confirm_movers).
     `identical`: variants the same in base and head (--identical): verified on the head as always,
-    not on the base and not timed; their records say so (`identical`)."""
+    not on the base and not timed; their records say so (`identical`). `references`: the variants
+    whose role is reference, sampled to the threshold only (PairedStopRule.check's settle_detect):
+    the candidates sample on until their interval is off ±detect, so that a 1 % change is caught."""
 
-    def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say, light=False, identical=()):
+    def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say, light=False, identical=(), references=()):
         self.head, self.base = head, base
         self.light = light
         self.identical = list(identical)
+        self.references = set(references)
         self.case = case
         self.variants, self.base_variants = variants, base_variants
         self.timeout_s = timeout_s
@@ -341,7 +344,7 @@ class PairedCase:
                 if paired:
                     b = samples["base"][v]
                     keep = unthrottled_pairs(h, b)
-                    stop[v] = rule.check(block_ratios(h, b, keep), spent[v], *self.thresholds(b, keep))
+                    stop[v] = rule.check(block_ratios(h, b, keep), spent[v], *self.thresholds(b, keep), settle_detect=v not in self.references)
                 else:
                     kept, _, _, _ = drop_throttled(h["ms"], h["clk"], h["pw"])
                     stop[v] = single.check(kept, spent[v])

@@ -35,7 +35,8 @@ class PairedRunner:
         same = self.identical_variants(m, variants, base_variants)
         if same:
             say(f"{m.name} {case.id}: {', '.join(same)}: {IDENTICAL_REASON} in base and head: verified, not timed")
-        pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.opts.as_dict(), warm_s, say, identical=same)
+        references = [v["name"] for v in m.variants if v.get("role") == "reference"]
+        pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.opts.as_dict(), warm_s, say, identical=same, references=references)
         records, why = attempt(pc)
         if why:
             say(f"{m.name} {case.id}: paired timing stopped ({why}); the case is timed on the head alone")

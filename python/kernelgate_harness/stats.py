@@ -168,12 +168,15 @@ class PairedStopRule:
         block_s = spent_s / n_blocks if n_blocks else 0.0
         return min(self.max_time_cap_s, max(self.time_cap_s, self.cap_blocks * block_s))
 
-    def check(self, log_ratios, spent_s, threshold=None, detect=None):
+    def check(self, log_ratios, spent_s, threshold=None, detect=None, settle_detect=True):
         """None while sampling should go on, else decided / max_pairs / time_cap. `detect` (a log
         ratio under the threshold; the case's detection threshold, --paired-detect-pct) lets an
         interval wholly beyond ±detect decide SLOWER or FASTER: the time follows the case, and a
         change between detect and the threshold is caught once the interval is narrow enough to
-        show it (the judge asks a second pair of processes to confirm such a verdict)."""
+        show it (the judge asks a second pair of processes to confirm such a verdict). An interval
+        across ±detect is not decided SAME before the cap, unless
+        `settle_detect` is off (the references: the A/A control, whose code a pull request does not
+        change, needs only the threshold)."""
         n = len(log_ratios)
         straddles = False
         if n >= self.min_pairs:
@@ -182,7 +185,13 @@ class PairedStopRule:
             _, lo, hi = paired_summary(log_ratios)
             if (lo >= d or hi <= -d) and n >= self.change_min_blocks:
                 return "decided"
-            if -t <= lo and hi <= t and (hi - lo) / 2 <= self.same_ci_share * t:
+            # With a detection threshold, SAME also waits until the interval is off ±detect: an
+            # interval across +0.5 % can neither show a 1 % change nor rule one out (a planted 1 %
+            # on an H100, 2026-11-26: +0.8 % [+0.1, +1.0] stopped SAME at half-width 0.49 % after
+            # 0.6 s of pairs). It samples on to its cap (not across it, as a straddled threshold
+            # does: an interval inside the threshold is SAME at the cap whatever it shows of detect).
+            across_detect = settle_detect and d < t and (lo < d < hi or lo < -d < hi)
+            if -t <= lo and hi <= t and (hi - lo) / 2 <= self.same_ci_share * t and not across_detect:
                 return "decided"
             straddles = lo < t < hi or lo < -t < hi
         if n >= self.max_pairs:
