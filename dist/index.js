@@ -37463,6 +37463,7 @@ var kernel_schema_default = {
 // src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
 import { readFileSync as readFileSync2 } from "node:fs";
+import { gunzipSync } from "node:zlib";
 
 // schema/results.schema.json
 var results_schema_default = {
@@ -37974,6 +37975,28 @@ var results_schema_default = {
             properties: {
               config: { type: ["array", "object", "string", "number", "boolean"] },
               ms: { type: "number", minimum: 0 }
+            }
+          }
+        },
+        compiled: {
+          type: "object",
+          additionalProperties: false,
+          required: ["name", "shared_bytes", "num_warps", "num_stages"],
+          description: "the Triton kernel this configuration compiled to, as Triton reports it (the run function's `compiled_kernel`, docs/kernel-modules.md; kernelgate_harness/compiled.py); absent for a variant that names none, under TRITON_INTERPRET=1, and in documents of older harnesses",
+          properties: {
+            name: { type: "string", description: "the kernel's name (metadata.name)" },
+            n_regs: { type: "integer", minimum: 0, description: "registers per thread (CompiledKernel.n_regs)" },
+            n_spills: {
+              type: "integer",
+              minimum: 0,
+              description: "Triton's n_spills: the function's local memory in 4-byte words (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4, or the cubin's STACK / 4)"
+            },
+            shared_bytes: { type: "integer", minimum: 0, description: "shared memory the launch asks for (metadata.shared)" },
+            num_warps: { type: "integer", minimum: 1, description: "warps of a program as compiled (metadata.num_warps; warp specialisation can add warps to those asked)" },
+            num_stages: { type: "integer", minimum: 0, description: "software pipeline stages (metadata.num_stages)" },
+            source: {
+              enum: ["driver", "cubin"],
+              description: "where n_regs and n_spills came from: the loaded kernel (driver, on a GPU) or the cubin (cuobjdump, a kernel compiled and not loaded)"
             }
           }
         }
@@ -38561,9 +38584,9 @@ function parseJson(text3, file) {
     throw new InputError(`${file}: not valid JSON: ${detail}`);
   }
 }
-function readInputFile(path11, shown = path11, what = "file") {
+function readInputBytes(path11, shown, what) {
   try {
-    return readFileSync2(path11, "utf8");
+    return readFileSync2(path11);
   } catch (err) {
     const code = err.code;
     throw new InputError(
@@ -38571,9 +38594,33 @@ function readInputFile(path11, shown = path11, what = "file") {
     );
   }
 }
+function readInputFile(path11, shown = path11, what = "file") {
+  return readInputBytes(path11, shown, what).toString("utf8");
+}
+var isGzip = (bytes) => bytes.length >= 2 && bytes[0] === 31 && bytes[1] === 139;
+var JSON_START = /^[\s\uFEFF]*[{["\-0-9tfn]/;
+var hexOf = (bytes) => [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+function readResultsText(path11) {
+  const bytes = readInputBytes(path11, path11, "results file");
+  if (isGzip(bytes)) {
+    try {
+      return gunzipSync(bytes).toString("utf8");
+    } catch (err) {
+      throw new InputError(
+        `${path11}: a gzip file (it starts with 1f 8b) that does not gunzip: ${err.message}`
+      );
+    }
+  }
+  const text3 = bytes.toString("utf8");
+  if (bytes.length > 0 && !JSON_START.test(text3)) {
+    throw new InputError(
+      `${path11}: neither JSON nor gzip (it starts with the bytes ${hexOf(bytes)}): a results file is a JSON document, plain or gzipped`
+    );
+  }
+  return text3;
+}
 function loadResults(path11) {
-  const text3 = readInputFile(path11, path11, "results file");
-  return validateResults(parseJson(text3, path11), path11);
+  return validateResults(parseJson(readResultsText(path11), path11), path11);
 }
 var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
   "harness.exit",
@@ -42950,6 +42997,60 @@ function buildChanged(d) {
   return d.resources.length > 0 || d.opcodes.length > 0 || d.archs !== void 0;
 }
 
+// src/judge/why-compiled.ts
+var UNIT = {
+  spills: " bytes",
+  registers: "",
+  stack: " bytes",
+  "shared memory": " bytes"
+};
+var MAX_KEY = {
+  spills: "spills",
+  registers: "registers",
+  stack: "stack",
+  "shared memory": "smem"
+};
+function resourceCause(base, head) {
+  for (const r of RESOURCES) {
+    const [from, to] = [base?.[MAX_KEY[r]], head?.[MAX_KEY[r]]];
+    if (from !== void 0 && to !== void 0 && from !== to) {
+      return `${r} ${from} → ${to}${UNIT[r]}`;
+    }
+  }
+  return void 0;
+}
+var resourceText = (r, value) => `${r} ${value}${UNIT[r]}`;
+function compiledMaxima(c) {
+  return {
+    ...c.n_regs !== void 0 ? { registers: c.n_regs } : {},
+    ...c.n_spills !== void 0 ? { spills: c.n_spills * 4 } : {},
+    smem: c.shared_bytes
+  };
+}
+function compiledFinding(e) {
+  if (e === void 0 || e.base === void 0 && e.head === void 0) return { kind: "none" };
+  if (e.base === void 0 || e.head === void 0) {
+    return { kind: "missing", side: e.base === void 0 ? "base" : "head" };
+  }
+  const [a, b] = [compiledMaxima(e.base), compiledMaxima(e.head)];
+  const moved4 = resourceCause(a, b);
+  if (moved4) return { kind: "differs", text: moved4 };
+  if (e.base.num_warps !== e.head.num_warps) {
+    return { kind: "differs", text: `warps ${e.base.num_warps} → ${e.head.num_warps}` };
+  }
+  if (e.base.num_stages !== e.head.num_stages) {
+    return { kind: "differs", text: `stages ${e.base.num_stages} → ${e.head.num_stages}` };
+  }
+  const figures = [
+    ["registers", b.registers],
+    ["spills", b.spills],
+    ["shared memory", b.smem]
+  ];
+  const text3 = figures.filter((f) => f[1] !== void 0).map(([r, v]) => resourceText(r, v)).join(", ");
+  return { kind: "same", text: text3 };
+}
+var missingCompiledText = (side) => `the ${side} recorded no compiled-kernel metadata (an older harness or kernel module)`;
+
 // src/judge/why.ts
 var PROFILE_METRICS = [
   ["dram_throughput_pct", "DRAM throughput"],
@@ -42965,18 +43066,36 @@ function tuningEvidence(cases2) {
   const changes = [];
   let compared = 0;
   let config;
+  let [changedKernels, sameKernels] = [];
   for (const c of cases2) {
     const now = c.current?.tuning;
     const before = c.method === "paired" ? c.current?.paired?.base_tuning : c.baseline?.tuning;
     if (now === void 0 || before === void 0) continue;
     compared++;
     const [from, to] = [tuningText(before.config), tuningText(now.config)];
-    if (from !== to) changes.push({ caseId: c.caseId, from, to });
-    else config ??= to;
+    const kernels = {
+      caseId: c.caseId,
+      ...before.compiled ? { base: before.compiled } : {},
+      ...now.compiled ? { head: now.compiled } : {}
+    };
+    if (from !== to) {
+      if (!changes.length) changedKernels = kernels;
+      changes.push({ caseId: c.caseId, from, to });
+    } else {
+      config ??= to;
+      sameKernels ??= kernels;
+    }
   }
   if (compared === 0) return { state: "none", changes, compared };
-  if (changes.length) return { state: "changed", changes, compared };
-  return { state: "identical", changes, compared, ...config ? { config } : {} };
+  const pick = (k) => k && (k.base || k.head) ? { compiled: k } : {};
+  if (changes.length) return { state: "changed", changes, compared, ...pick(changedKernels) };
+  return {
+    state: "identical",
+    changes,
+    compared,
+    ...config ? { config } : {},
+    ...pick(sameKernels)
+  };
 }
 function profileEvidence(results, kernel, variant) {
   const found = (results.deep?.ncu_compare ?? []).find(
@@ -42998,27 +43117,11 @@ function profileEvidence(results, kernel, variant) {
   }
   return { caseId: found.case, comparison: found, ...largest ? { largest } : {} };
 }
-var UNIT = {
-  spills: " bytes",
-  registers: "",
-  stack: " bytes",
-  "shared memory": " bytes"
-};
-var MAX_KEY = {
-  spills: "spills",
-  registers: "registers",
-  stack: "stack",
-  "shared memory": "smem"
-};
 function buildCause(d) {
   if (d.state === "failed") return `the ${d.missing} revision's build failed`;
   if (d.state !== "compared") return void 0;
-  for (const r of RESOURCES) {
-    const [from, to] = [d.base?.[MAX_KEY[r]], d.head?.[MAX_KEY[r]]];
-    if (from !== void 0 && to !== void 0 && from !== to) {
-      return `${r} ${from} → ${to}${UNIT[r]}`;
-    }
-  }
+  const moved4 = resourceCause(d.base, d.head);
+  if (moved4) return moved4;
   if (d.archs)
     return `machine code for ${d.archs.from.join(", ") || "none"} → ${d.archs.to.join(", ") || "none"}`;
   const key = d.census.filter((c) => c.from !== c.to);
@@ -43026,15 +43129,32 @@ function buildCause(d) {
   if (shown.length) return `SASS ${shown.map((o) => `${o.opcode} ${o.from} → ${o.to}`).join(", ")}`;
   if (d.resources.length) {
     const r = d.resources[0];
-    return `${r.resource} of one function ${r.from ?? "none"} → ${r.to ?? "none"}${UNIT[r.resource]}`;
+    const unit = r.resource === "registers" ? "" : " bytes";
+    return `${r.resource} of one function ${r.from ?? "none"} → ${r.to ?? "none"}${unit}`;
   }
   return void 0;
 }
 function tuningCause(t) {
-  if (t.state !== "changed") return void 0;
+  const k = compiledFinding(t.compiled);
+  const kernels = k.kind === "differs" ? `compiled kernel ${k.text}` : k.kind === "missing" ? missingCompiledText(k.side) : void 0;
+  if (t.state !== "changed") {
+    if (k.kind === "differs") return `${kernels}; tuning identical`;
+    if (k.kind === "missing" && t.state === "identical")
+      return `tuning identical; ${kernels}`;
+    return void 0;
+  }
   const first = t.changes[0];
   const where3 = t.changes.length === t.compared ? "" : ` on ${t.changes.length} of ${t.compared} cases`;
-  return `tuning ${first.from} → ${first.to}${where3}`;
+  const joint = k.kind === "differs" ? ", " : "; ";
+  return `tuning ${first.from} → ${first.to}${where3}${kernels ? `${joint}${kernels}` : ""}`;
+}
+function unbuiltSameText(t) {
+  const tail2 = "the change is in the code path or the machine";
+  if (t.state !== "identical")
+    return `nothing built ahead of the run and no tuning to compare: ${tail2}`;
+  const k = compiledFinding(t.compiled);
+  if (k.kind === "same") return `tuning and compiled kernel identical (${k.text}): ${tail2}`;
+  return `tuning identical, nothing built ahead of the run to compare: ${tail2}`;
 }
 function causeOf(w) {
   const found = [buildCause(w.build), tuningCause(w.tuning)].filter((s) => !!s);
@@ -43042,9 +43162,8 @@ function causeOf(w) {
   if (found.length) text3 = found.join("; ");
   else if (w.build.state === "one-sided") {
     text3 = `no ${w.build.missing} build record to compare${w.tuning.state === "identical" ? "; tuning identical" : ""}`;
-  } else if (w.build.state === "none") {
-    text3 = w.tuning.state === "identical" ? "tuning identical, nothing built ahead of the run to compare: the change is in the code path or the machine" : "nothing built ahead of the run and no tuning to compare: the change is in the code path or the machine";
-  } else text3 = NOTHING_DIFFERS;
+  } else if (w.build.state === "none") text3 = unbuiltSameText(w.tuning);
+  else text3 = NOTHING_DIFFERS;
   const p = w.profile?.largest;
   if (p) {
     const rel = formatRatioPct(p.to / p.from).replace(/\.\d %$/, " %");
@@ -43071,7 +43190,9 @@ function oneVariant(cases2, results, baseline) {
   const find = (list) => list?.find((b) => b.kernel === kernel && b.variant === variant);
   const build = buildDiff(from === "none" ? void 0 : find(base), find(results.builds));
   const tuning = tuningEvidence(byChange);
-  if (verdict === "FAIL" && !buildChanged(build) && tuning.state !== "changed") return void 0;
+  const compiledMoved = compiledFinding(tuning.compiled).kind === "differs";
+  if (verdict === "FAIL" && !buildChanged(build) && tuning.state !== "changed" && !compiledMoved)
+    return void 0;
   const profile = profileEvidence(results, kernel, variant);
   const why2 = { build, tuning, ...profile ? { profile } : {} };
   return {
@@ -45948,6 +46069,26 @@ function tuningRows(w) {
     trusted("changed")
   ]);
 }
+function compiledRows(w) {
+  const k = w.tuning.compiled;
+  if (!k) return [];
+  const [a, b] = [k.base, k.head];
+  const row = (label, from, to) => [
+    trusted(label),
+    trusted(num(from)),
+    trusted(num(to)),
+    trusted(change(from, to))
+  ];
+  const words = (c) => c?.n_spills === void 0 ? void 0 : c.n_spills * 4;
+  return [
+    [`compiled kernel, ${k.caseId}`, a?.name ?? "not recorded", b?.name ?? "not recorded", ""],
+    row("registers (n\\_regs)", a?.n_regs, b?.n_regs),
+    row("local memory bytes (n\\_spills × 4)", words(a), words(b)),
+    row("shared memory bytes", a?.shared_bytes, b?.shared_bytes),
+    row("warps", a?.num_warps, b?.num_warps),
+    row("stages", a?.num_stages, b?.num_stages)
+  ];
+}
 var stalls = (n) => (n.stalls ?? []).map((s) => s.reason).join(", ");
 function profileRows(w) {
   const p = w.profile?.comparison;
@@ -45993,7 +46134,7 @@ var BASE_FROM = {
   none: "base: no build record"
 };
 function evidence(w, full) {
-  const rows = [...buildRows(w), ...tuningRows(w), ...profileRows(w)];
+  const rows = [...buildRows(w), ...tuningRows(w), ...compiledRows(w), ...profileRows(w)];
   const where3 = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : "";
   return {
     title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where3)})`,
