@@ -12,7 +12,7 @@ import { simulateYear } from './lib/history-year.js';
 
 const { values } = parseArgs({
   options: {
-    results: { type: 'string', default: 'test/fixtures/recorded/push/results.json' },
+    results: { type: 'string', default: 'test/fixtures/recorded/push/results.json.gz' },
     nightlies: { type: 'string', default: '365' },
     pushes: { type: 'string', default: '1000' },
     out: { type: 'string' },

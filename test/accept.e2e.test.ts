@@ -5,20 +5,14 @@
 // accepted; the push of the merge reads the label from the merged pull request, passes and records
 // the acceptance on the data branch; the next nightly's issue names it. A correctness failure is
 // never accepted.
-import {
-  copyFileSync,
-  mkdtempSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-  type PathLike,
-} from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync, type PathLike } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type RunDeps } from '../src/action/index.js';
 import { createGitHubClient } from '../src/publish/index.js';
+import { readResultsText } from '../src/results/index.js';
 import { bareRemote, git } from './support/git-remote.js';
 import { GitHubServer } from './support/github-server.js';
 import { ROOT } from './support/recorded.js';
@@ -27,7 +21,10 @@ import { ROOT } from './support/recorded.js';
 // records) into the results file it is given, and a fixture must stay as recorded.
 const recorded = (name: string) => {
   const copy = join(mkdtempSync(join(tmpdir(), `kg-accept-${name}-`)), 'results.json');
-  copyFileSync(join(ROOT, 'test/fixtures/recorded', name, 'results.json'), copy);
+  writeFileSync(
+    copy,
+    readResultsText(join(ROOT, 'test/fixtures/recorded', name, 'results.json.gz')),
+  );
   return copy;
 };
 const events = (file: string) =>

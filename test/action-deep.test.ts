@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run, type RunDeps } from '../src/action/index.js';
 import type { DeepOptions } from '../src/deep/index.js';
-import { loadResults } from '../src/results/index.js';
+import { loadResults, readResultsText } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const RECORDED = join(ROOT, 'test/fixtures/recorded/push/results.json');
+const RECORDED = join(ROOT, 'test/fixtures/recorded/push/results.json.gz');
 
 async function nightly(
   inputs: Record<string, string>,
@@ -20,7 +20,7 @@ async function nightly(
 ) {
   const workspace = mkdtempSync(join(tmpdir(), 'kg-deep-ws-'));
   const resultsPath = join(workspace, 'results.json');
-  writeFileSync(resultsPath, readFileSync(recorded.results, 'utf8'));
+  writeFileSync(resultsPath, readResultsText(recorded.results));
   const failed: string[] = [];
   const warnings: string[] = [];
   const asked: DeepOptions[] = [];
@@ -108,7 +108,7 @@ describe("the action's deep input", () => {
 
   it('ncu-slower: hands the checks the cases the run is judged SLOWER in, the largest first', async () => {
     const r = await nightly({ deep: 'ncu-slower', profile: 'false' }, true, {
-      results: join(ROOT, 'test/fixtures/recorded/slowed/results.json'),
+      results: join(ROOT, 'test/fixtures/recorded/slowed/results.json.gz'),
       baseline: RECORDED,
     });
     const slower = r.asked[0]?.slower ?? [];
@@ -122,7 +122,7 @@ describe("the action's deep input", () => {
 
   it('the nightly compares Nsight Compute profiles of base and head of each moved variant by default', async () => {
     const r = await nightly({}, true, {
-      results: join(ROOT, 'test/fixtures/recorded/slowed/results.json'),
+      results: join(ROOT, 'test/fixtures/recorded/slowed/results.json.gz'),
       baseline: RECORDED,
     });
     expect(r.asked).toHaveLength(1);

@@ -445,7 +445,7 @@ describe('a bad day at GitHub: the verdict decides the exit status', { timeout: 
  * and shard 3's harness died before its last two cases.
  */
 describe('merging shards (issue 14)', { timeout: 120_000 }, () => {
-  const RECORDED = fixture('recorded/paired-slow2-h100/results.json');
+  const RECORDED = fixture('recorded/paired-slow2-h100/results.json.gz');
   const recorded = loadResults(RECORDED);
   const plan = planShards(unitsOfResults(recorded), 3, { results: recorded, path: RECORDED });
   const shardDir = (docs: Record<number, KernelgateResults>): string => {

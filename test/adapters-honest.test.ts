@@ -429,7 +429,7 @@ describe("exports keep every kind of case, each in its measure's unit", () => {
 
 describe('calibrate: what it prints pastes into kernelgate.yml', () => {
   it('nothing moved: `noise_pct:` with the model and `{}`, which the config loader accepts', () => {
-    const run = loadResults(join(REPO, 'test', 'fixtures', 'recorded', 'push', 'results.json'));
+    const run = loadResults(join(REPO, 'test', 'fixtures', 'recorded', 'push', 'results.json.gz'));
     const calibration = calibrate([run, structuredClone(run)], {
       margin: 2,
       floorPct: 3,

@@ -10,7 +10,7 @@ import { messageOf } from './support/throws.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const recorded = (run: string) =>
-  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json'));
+  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz'));
 const options = { margin: 2, floorPct: 3, exclude: [] as string[] };
 
 function withMedian(doc: KernelgateResults, index: number, factor: number, method?: string) {

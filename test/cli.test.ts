@@ -45,7 +45,7 @@ describe('kernelgate report', () => {
     );
     expect(stdout).toContain('Time of each stage (319 s in all)');
     expect(RECORDED_RUN).toEqual({
-      results: 'test/fixtures/recorded/paired-slow2-h100/results.json',
+      results: 'test/fixtures/recorded/paired-slow2-h100/results.json.gz',
     });
   });
 

@@ -9,12 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, shardUnits, type Config } from '../src/config/index.js';
 import { compare, coverage, evaluateTiers, gate, selectedUnits } from '../src/judge/index.js';
 import { loadResults, type CaseResult, type KernelgateResults } from '../src/results/index.js';
-import {
-  mergeShards,
-  planShards,
-  splitResults,
-  unitsOfResults,
-} from '../src/shard/index.js';
+import { mergeShards, planShards, splitResults, unitsOfResults } from '../src/shard/index.js';
 import { storeBaseline, storeRun, type FullRun } from '../src/pipeline/index.js';
 import { fileBaselineStore } from '../src/store/index.js';
 
@@ -271,7 +266,9 @@ describe('a merged run', () => {
 describe('the recorded push run (H200, 217 cases), cut short as a killed harness leaves it', () => {
   const root = join(import.meta.dirname, '..');
   const repo = loadConfig(root);
-  const recorded = loadResults(join(root, 'test', 'fixtures', 'recorded', 'push', 'results.json'));
+  const recorded = loadResults(
+    join(root, 'test', 'fixtures', 'recorded', 'push', 'results.json.gz'),
+  );
   // Recorded before the harness wrote run.selection; it ran every kernel's cases.
   const push = { ...recorded, run: { ...recorded.run, selection: { ci: false } } };
 

@@ -33,7 +33,12 @@ import { deepCommand, runCli } from '../src/cli/index.js';
 import { compare, evaluateTiers, gate } from '../src/judge/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import { renderReport } from '../src/report/index.js';
-import { loadResults, type KernelgateResults, validateResults } from '../src/results/index.js';
+import {
+  loadResults,
+  readResultsText,
+  type KernelgateResults,
+  validateResults,
+} from '../src/results/index.js';
 import { PLANTED_OOB_FINDING } from './support/deep.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -467,7 +472,7 @@ describe('the recorded memcheck step (H100, deep17)', () => {
     expect(exec.calls.filter((c) => c.includes('torch_bsr_dense_mm'))).toHaveLength(1);
     expect(runs[0]?.first_lines).toBe('ERROR SUMMARY: 0 errors');
     const g = judged(
-      withDeep(loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json')), out.deep),
+      withDeep(loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json.gz')), out.deep),
     );
     expect(g.g.warnings).toContain(
       "sanitizer memcheck: bsr_gemm/torch_bsr_dense_mm dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4: not checked: the harness skipped it on dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4 (torch's bsr_dense_mm needs N divisible by 16, got N=1000); its next case, dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16, is 1049× the size, past the sanitizer's limit of 8×",
@@ -591,7 +596,7 @@ describe("findings in the harness's own code", () => {
       },
       exec,
     );
-    const push = loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json'));
+    const push = loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json.gz'));
     return { run: out.deep.sanitizer?.[0], ...judged(withDeep(push, out.deep)) };
   }
   const caseId = 'dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4';
@@ -741,7 +746,7 @@ describe('the time box', () => {
       reason: 'the time box (15 s) ran out before this run started',
     });
     const { g } = judged(
-      withDeep(loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json')), out.deep),
+      withDeep(loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json.gz')), out.deep),
     );
     expect(g.warnings).toContain(
       `sanitizer memcheck: attention/${last} dtype=fp16,B=2,H=3,S=77,D=64,causal=false: not checked: the time box (15 s) ran out before this run started`,
@@ -807,7 +812,7 @@ function judged(results: KernelgateResults, cfg = config) {
 }
 
 describe('the gate and the nightly report', { timeout: 120_000 }, () => {
-  const push = loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json'));
+  const push = loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json.gz'));
   const oob = parseSanitizer(fixture('memcheck-oob.txt'));
   const deep: KernelgateResults['deep'] = {
     sanitizer: [
@@ -1144,9 +1149,9 @@ describe('ncu-slower: the cases a run is judged SLOWER in', { timeout: 120_000 }
     const results = join(out, 'results.json');
     writeFileSync(
       results,
-      readFileSync(join(ROOT, 'test/fixtures/recorded/slowed/results.json'), 'utf8'),
+      readResultsText(join(ROOT, 'test/fixtures/recorded/slowed/results.json.gz')),
     );
-    const baseline = join(ROOT, 'test/fixtures/recorded/push/results.json');
+    const baseline = join(ROOT, 'test/fixtures/recorded/push/results.json.gz');
     const slowed = compare(loadResults(results), loadResults(baseline), config).cases.filter(
       (c) => c.perf === 'SLOWER',
     );

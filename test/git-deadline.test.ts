@@ -19,7 +19,7 @@ import { bareRemote, git, stalledGitServer, treeOf } from './support/git-remote.
 import { GitHubServer } from './support/github-server.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const PUSH_RESULTS = join(repoRoot, 'test', 'fixtures', 'recorded', 'push', 'results.json');
+const PUSH_RESULTS = join(repoRoot, 'test', 'fixtures', 'recorded', 'push', 'results.json.gz');
 const stopped = (command: string) =>
   `git ${command} did not finish within 1 s ('git-timeout') and was stopped`;
 

@@ -11,12 +11,12 @@ import { gitAuthEnv, pullRequestEvent, readHistoryInputs } from '../src/history/
 import { loadConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { run, type RunDeps } from '../src/action/index.js';
-import { loadResults } from '../src/results/index.js';
+import { loadResults, readResultsText } from '../src/results/index.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const recorded = (run: string) =>
-  join(repoRoot, 'test', 'fixtures', 'recorded', run, 'results.json');
+  join(repoRoot, 'test', 'fixtures', 'recorded', run, 'results.json.gz');
 const event = (file: string) => join(repoRoot, 'test', 'fixtures', 'events', file);
 const BRANCH = 'kernelgate-data';
 
@@ -184,7 +184,7 @@ describe('the nightly report reads its trends from the data branch', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kg-runs-'));
     const dated = (run: string, startedAt: string) => {
       const file = join(dir, `${run}.json`);
-      const results = JSON.parse(readFileSync(recorded(run), 'utf8'));
+      const results = JSON.parse(readResultsText(recorded(run)));
       results.run.started_at = startedAt;
       writeFileSync(file, JSON.stringify(results));
       return file;

@@ -21,8 +21,8 @@ import {
   treeOf,
 } from './support/git-remote.js';
 
-const PUSH = loadResults('test/fixtures/recorded/push/results.json');
-const PR = loadResults('test/fixtures/recorded/pr/results.json');
+const PUSH = loadResults('test/fixtures/recorded/push/results.json.gz');
+const PR = loadResults('test/fixtures/recorded/pr/results.json.gz');
 const KEY = { branch: 'main', sku: 'H200' };
 const BRANCH = 'kernelgate-data';
 

@@ -13,7 +13,7 @@ import { dashboardData } from '../src/history/dashboard-data.js';
 import { buildDashboard, UPLOT_VERSION } from '../src/history/dashboard.js';
 import { buildRecord, type HistoryRecord } from '../src/history/record.js';
 import { importDirectory } from '../src/history/migrate.js';
-import { loadResults, type KernelgateResults } from '../src/results/index.js';
+import { loadResults, readResultsText, type KernelgateResults } from '../src/results/index.js';
 import { seededRandom } from '../src/lib/index.js';
 import { bareRemote } from './support/git-remote.js';
 import { branchStore } from '../src/history/branch-store.js';
@@ -122,7 +122,7 @@ let cached: HistoryRecord[] | undefined;
 /** The recorded runs as records, each judged against the one before it on its SKU and branch (~10 s). */
 function recordedRecords(): HistoryRecord[] {
   cached ??= recordsFromResults(
-    RECORDED.map((r) => loadResults(`test/fixtures/recorded/${r}/results.json`)),
+    RECORDED.map((r) => loadResults(`test/fixtures/recorded/${r}/results.json.gz`)),
     loadConfig('.'),
   );
   return cached;
@@ -211,7 +211,8 @@ describe('trend dashboard', () => {
       const dir = mkdtempSync(join(tmpdir(), 'kg-dash-'));
       const file = join(dir, 'dashboard.html');
       const args = ['--out', file, '--repository', 'your-org/kernels'];
-      for (const r of RECORDED) args.push('--results', `test/fixtures/recorded/${r}/results.json`);
+      for (const r of RECORDED)
+        args.push('--results', `test/fixtures/recorded/${r}/results.json.gz`);
       const err: string[] = [];
       expect(
         await dashboardCommand(args, {
@@ -316,7 +317,7 @@ describe('trend dashboard', () => {
       const root = mkdtempSync(join(tmpdir(), 'kg-basedir-'));
       const folder = join(root, 'main', 'H200');
       mkdirSync(folder, { recursive: true });
-      const push = readFileSync('test/fixtures/recorded/push/results.json', 'utf8');
+      const push = readResultsText('test/fixtures/recorded/push/results.json.gz');
       for (let i = 0; i < 8; i++) {
         const doc = JSON.parse(push) as KernelgateResults;
         doc.run.started_at = new Date(Date.UTC(2026, 10, 1 + i, 3))
@@ -387,7 +388,7 @@ describe('trend dashboard', () => {
   inBrowser(
     'stays responsive at 1,000 runs × 217 cases',
     async () => {
-      const base = buildRecord(loadResults('test/fixtures/recorded/push/results.json'), {
+      const base = buildRecord(loadResults('test/fixtures/recorded/push/results.json.gz'), {
         branch: 'main',
         sku: 'H200',
         kernelgateVersion: '0.1.0',
@@ -438,7 +439,7 @@ describe('trend dashboard', () => {
     for (const r of ['main-1355', 'nightly', 'push']) {
       await store.save(
         { branch: 'main', sku: 'H200' },
-        loadResults(`test/fixtures/recorded/${r}/results.json`),
+        loadResults(`test/fixtures/recorded/${r}/results.json.gz`),
         {},
       );
     }

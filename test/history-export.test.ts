@@ -27,7 +27,7 @@ function io(): CliIo & { out: string[]; err: string[] } {
 
 describe('export', () => {
   it('BMF: latency in ns with the median interval, calls/s as throughput, FLOP/s and bytes/s as measures of their own (exact for one case)', () => {
-    const bmf = toBmf(loadResults('test/fixtures/recorded/push/results.json'));
+    const bmf = toBmf(loadResults('test/fixtures/recorded/push/results.json.gz'));
     // median 30.584656715… ms of 34 samples; 99 % interval: the 10th and 25th smallest samples,
     // 29.178752899… and 30.934335708… ms; work 1.3194139533312e13 FLOP.
     expect(bmf[FA2]).toEqual({
@@ -46,7 +46,7 @@ describe('export', () => {
   });
 
   it('github-action-benchmark: ms smaller is better, TFLOP/s and GB/s bigger is better', () => {
-    const results = loadResults('test/fixtures/recorded/push/results.json');
+    const results = loadResults('test/fixtures/recorded/push/results.json.gz');
     const smaller = toGabSmaller(results);
     expect(smaller.find((e) => e.name === FA2)).toEqual({
       name: FA2,
@@ -71,7 +71,7 @@ describe('export', () => {
 
   it('every export of the recorded runs is valid, with unique names and finite values', () => {
     for (const run of RUNS) {
-      const results = loadResults(`test/fixtures/recorded/${run}/results.json`);
+      const results = loadResults(`test/fixtures/recorded/${run}/results.json.gz`);
       const bmf = toBmf(results);
       expect(bmfValid(bmf), `${run} bmf: ${JSON.stringify(bmfValid.errors)}`).toBe(true);
       for (const [name, measures] of Object.entries(bmf)) {
@@ -90,7 +90,7 @@ describe('export', () => {
   });
 
   it('exports a case whose result was wrong as a failure, with no time (issue 31)', () => {
-    const broken = loadResults('test/fixtures/recorded/broken/results.json');
+    const broken = loadResults('test/fixtures/recorded/broken/results.json.gz');
     const wrong = broken.cases.filter(
       (c) => c.correctness?.status === 'FAIL' || c.status === 'fail',
     );
@@ -111,18 +111,18 @@ describe('export', () => {
       [
         'export',
         '--results',
-        'test/fixtures/recorded/broken/results.json',
+        'test/fixtures/recorded/broken/results.json.gz',
         '--format',
         'gab-smaller',
       ],
       t,
     );
     expect(status).toBe(0);
-    const broken = loadResults('test/fixtures/recorded/broken/results.json');
+    const broken = loadResults('test/fixtures/recorded/broken/results.json.gz');
     const n = failedCases(broken).length;
     expect(t.err.join('')).toMatch(
       new RegExp(
-        `^test/fixtures/recorded/broken/results\\.json: ${n} failed case\\(s\\) left out of gab-smaller, which has no way to say a case failed: [^\\n]+ \\(wrong result\\)`,
+        `^test/fixtures/recorded/broken/results\\.json\\.gz: ${n} failed case\\(s\\) left out of gab-smaller, which has no way to say a case failed: [^\\n]+ \\(wrong result\\)`,
       ),
     );
   });
@@ -135,7 +135,7 @@ describe('export', () => {
       [
         'export',
         '--results',
-        'test/fixtures/recorded/push/results.json',
+        'test/fixtures/recorded/push/results.json.gz',
         '--format',
         'bmf',
         '--out',
@@ -150,7 +150,7 @@ describe('export', () => {
     const bad = io();
     expect(
       await runCli(
-        ['export', '--results', 'test/fixtures/recorded/push/results.json', '--format', 'csv'],
+        ['export', '--results', 'test/fixtures/recorded/push/results.json.gz', '--format', 'csv'],
         bad,
       ),
     ).toBe(2);

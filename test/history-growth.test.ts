@@ -10,7 +10,7 @@ import { simulateYear } from '../scripts/lib/history-year.js';
 describe('history growth', () => {
   it('a simulated year packs under 25 MB and a read fetches under 1 MiB', async () => {
     const figures = await simulateYear({
-      results: 'test/fixtures/recorded/push/results.json',
+      results: 'test/fixtures/recorded/push/results.json.gz',
       nightlies: 365,
       pushes: 1000,
     });

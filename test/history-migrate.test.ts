@@ -19,12 +19,12 @@ describe('history import', () => {
     for (const run of ['main-1355', 'nightly', 'push']) {
       old.save(
         { branch: 'main', sku: 'H200' },
-        loadResults(`test/fixtures/recorded/${run}/results.json`),
+        loadResults(`test/fixtures/recorded/${run}/results.json.gz`),
       );
     }
     old.save(
       { branch: 'main', sku: 'H100-SXM' },
-      loadResults('test/fixtures/recorded/paired-slow2-h100/results.json'),
+      loadResults('test/fixtures/recorded/paired-slow2-h100/results.json.gz'),
     );
     const newest = old.latest({ branch: 'main', sku: 'H200' })?.results.run.git_sha;
     writeFileSync(join(dir, 'main', 'H200', 'notes.json'), '{"hello": 1}');

@@ -16,7 +16,7 @@ import { judge } from '../src/pipeline/index.js';
 import { loadResults, validateResults } from '../src/results/index.js';
 import { normalQuantile } from '../src/lib/index.js';
 
-const PUSH = loadResults('test/fixtures/recorded/push/results.json');
+const PUSH = loadResults('test/fixtures/recorded/push/results.json.gz');
 const OPTIONS = { branch: 'main', sku: 'H200', kernelgateVersion: '0.1.0' };
 
 describe('history record', () => {
@@ -148,8 +148,8 @@ describe('history record', () => {
   it('judging against a record agrees with judging against the full results it came from', () => {
     const config = loadConfig('.');
     const count = (current: string, base: string) => {
-      const baseline = loadResults(`test/fixtures/recorded/${base}/results.json`);
-      const results = loadResults(`test/fixtures/recorded/${current}/results.json`);
+      const baseline = loadResults(`test/fixtures/recorded/${base}/results.json.gz`);
+      const results = loadResults(`test/fixtures/recorded/${current}/results.json.gz`);
       const record = parseRecord(serializeRecord(buildRecord(baseline, OPTIONS)));
       const pick = (v: ReturnType<typeof judge>['verdict']) => ({
         verdict: v.verdict,

@@ -16,7 +16,7 @@ import { bareRemote, git, neverForced, reflog, rerun, treeOf } from './support/g
 import { GitHubServer } from './support/github-server.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const PUSH = loadResults('test/fixtures/recorded/push/results.json');
+const PUSH = loadResults('test/fixtures/recorded/push/results.json.gz');
 const KEY = { branch: 'main', sku: 'H200' };
 const BRANCH = 'kernelgate-data';
 
@@ -168,7 +168,7 @@ describe('the bundled action, its push refused by the server', { timeout: 120_00
       inputs: {
         token: '',
         config: repoRoot,
-        results: join(repoRoot, 'test', 'fixtures', 'recorded', 'push', 'results.json'),
+        results: join(repoRoot, 'test', 'fixtures', 'recorded', 'push', 'results.json.gz'),
         history: 'branch',
         'history-remote': remote,
         mode: 'auto',

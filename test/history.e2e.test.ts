@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { KernelgateResults } from '../src/results/index.js';
+import { readResultsText, type KernelgateResults } from '../src/results/index.js';
 import {
   annotations,
   buildBundle,
@@ -31,7 +31,7 @@ import { planShards, splitResults, unitsOfResults } from '../src/shard/index.js'
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const recorded = (run: string): KernelgateResults =>
   JSON.parse(
-    readFileSync(join(repoRoot, 'test', 'fixtures', 'recorded', run, 'results.json'), 'utf8'),
+    readResultsText(join(repoRoot, 'test', 'fixtures', 'recorded', run, 'results.json.gz')),
   ) as KernelgateResults;
 const event = (file: string) => join(repoRoot, 'test', 'fixtures', 'events', file);
 const BRANCH = 'kernelgate-data';

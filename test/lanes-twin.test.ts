@@ -9,7 +9,7 @@ import { loadResults } from '../src/results/index.js';
 import { planShards, unitsOfResults } from '../src/shard/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const results = loadResults(join(ROOT, 'test/fixtures/recorded/paired-aa-h100/results.json'));
+const results = loadResults(join(ROOT, 'test/fixtures/recorded/paired-aa-h100/results.json.gz'));
 const units = unitsOfResults(results);
 
 /** fixed_split.plan in Python over the same units: the lane of each unit and each lane's seconds. */

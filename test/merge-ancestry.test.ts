@@ -13,7 +13,7 @@ import { fileBaselineStore } from '../src/store/index.js';
 import { scratchRepo } from './support/git-repo.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const RECORDED = join(ROOT, 'test/fixtures/recorded/paired-slow2-h100/results.json');
+const RECORDED = join(ROOT, 'test/fixtures/recorded/paired-slow2-h100/results.json.gz');
 const recorded = loadResults(RECORDED);
 const KEY = { branch: 'main', sku: 'H100-SXM' };
 

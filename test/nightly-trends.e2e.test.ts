@@ -10,12 +10,12 @@
 //   night 2  another real run of the same code (the A/A run aa-1359) with the same +5 % planted:
 //            the regression is still there but nothing regressed since night 1. The issue is
 //            updated and no second alert is posted.
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { KernelgateResults } from '../src/results/index.js';
+import { readResultsText, type KernelgateResults } from '../src/results/index.js';
 import {
   annotations,
   buildBundle,
@@ -28,7 +28,7 @@ import { GitHubServer } from './support/github-server.js';
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const recorded = (run: string): KernelgateResults =>
   JSON.parse(
-    readFileSync(join(repoRoot, 'test', 'fixtures', 'recorded', run, 'results.json'), 'utf8'),
+    readResultsText(join(repoRoot, 'test', 'fixtures', 'recorded', run, 'results.json.gz')),
   ) as KernelgateResults;
 const event = (file: string) => join(repoRoot, 'test', 'fixtures', 'events', file);
 const BRANCH = 'kernelgate-data';

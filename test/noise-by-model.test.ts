@@ -167,7 +167,7 @@ describe('kernelgate calibrate over the recorded H100 nights', () => {
   });
 
   it('refuses the recorded H100 and H200 runs together', () => {
-    const h200 = loadResults(join(RECORDED, 'calibration', 'run1', 'results.json'));
+    const h200 = loadResults(join(RECORDED, 'calibration', 'run1', 'results.json.gz'));
     expect(messageOf(() => calibrate([runs[0]!, h200], options, ['night.json', 'h200.json']))).toBe(
       'calibrate needs A/A runs of one GPU model (noise figures never cross models); these ran on H100-SXM (night.json) and H200 (h200.json)',
     );

@@ -25,7 +25,7 @@ const ROOT = join(import.meta.dirname, '..');
 const DIR = join(ROOT, 'test/fixtures/recorded/byob-h100');
 const SEED = join(ROOT, 'test/fixtures/recorded/seed000-h100');
 const config = loadConfig(ROOT);
-const results = loadResults(join(DIR, 'results.json'));
+const results = loadResults(join(DIR, 'results.json.gz'));
 const casesOf = (kernel: string) => results.cases.filter((c) => c.kernel === kernel);
 const text = (file: string) => readFileSync(file, 'utf8');
 

@@ -8,7 +8,6 @@ import { loadConfig } from '../src/config/index.js';
 import {
   count,
   expectAsOnTheMachine,
-  load,
   loadGz,
   medianHalfWidth,
   perfCounts,
@@ -21,7 +20,7 @@ const config = loadConfig(ROOT);
 const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
 
 describe('run 3: the first paired A/A run, a round of every variant per pair (commit 8ad18d9)', () => {
-  const results = load('paired-aa-h100');
+  const results = loadGz('paired-aa-h100');
   const judged = compare(results, undefined, config);
 
   it('judges every timed case by its pairs, with no stored baseline', () => {
@@ -46,7 +45,7 @@ describe('run 3: the first paired A/A run, a round of every variant per pair (co
 });
 
 describe('run 5: bursts of pairs per variant, the tuning shared (commit 22c1e80)', () => {
-  const results = load('paired-aa-h100-bursts');
+  const results = loadGz('paired-aa-h100-bursts');
   const judged = compare(results, undefined, config);
 
   it('leaves identical code alone but for the host-bound torch BSR matmul', () => {
@@ -76,7 +75,7 @@ describe('run 5: bursts of pairs per variant, the tuning shared (commit 22c1e80)
 });
 
 describe('run 7: a planted 2 % slowdown of triton_fa2, final harness (commit 5199432)', () => {
-  const results = load('paired-slow2-h100');
+  const results = loadGz('paired-slow2-h100');
   const judged = compare(results, undefined, config);
   const fa = judged.cases.filter((c) => c.variant === 'triton_fa2');
   const others = judged.cases.filter((c) => c.variant !== 'triton_fa2' && c.status === 'ok');

@@ -4,6 +4,7 @@
 // opened the nightly issue, and kernelgate.yml's noise entries are what `calibrate` gives on
 // the calibration runs.
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ import { evaluateTiers } from '../src/judge/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const DIR = join(ROOT, 'test/fixtures/recorded');
-const recorded = (run: string) => loadResults(join(DIR, run, 'results.json'));
+const recorded = (run: string) => loadResults(join(DIR, run, 'results.json.gz'));
 const config = loadConfig(ROOT);
 const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
 /** Each recorded run and the baseline the action judged it against on the GPU machine. */
@@ -66,7 +67,7 @@ describe('recorded GPU runs', { timeout: 60_000 }, () => {
     expect(changed.map((c) => `${c.key}: ${c.perf}`)).toEqual([]);
     expect(comparison.cases.filter((c) => c.perf === 'SAME').length).toBe(194);
     // and the comment the action posted says so
-    const comment = readFileSync(join(DIR, 'pr', 'report.md'), 'utf8');
+    const comment = gunzipSync(readFileSync(join(DIR, 'pr', 'report.md.gz'))).toString('utf8');
     expect(comment).toContain(
       '- Performance: 🔴 0 slower · 🟢 0 faster · ⚪ 194 same · 🟡 22 ambiguous · 🆕 0 new · ❓ 0 missing',
     );
@@ -108,7 +109,9 @@ describe('recorded GPU runs', { timeout: 60_000 }, () => {
 
   it('nightly: the report went to one issue labelled kernelgate-nightly', () => {
     const state = JSON.parse(
-      readFileSync(join(DIR, 'standin-state-aa-broken-slowed-nightly.json'), 'utf8'),
+      gunzipSync(
+        readFileSync(join(DIR, 'standin-state-aa-broken-slowed-nightly.json.gz')),
+      ).toString('utf8'),
     ) as {
       violations: unknown[];
       issues: { title: string; labels: string[]; body?: string }[];

@@ -13,7 +13,7 @@ import { evaluateTiers } from '../src/judge/index.js';
 const ROOT = join(import.meta.dirname, '..');
 const config = loadConfig(ROOT);
 const recorded = (run: string) =>
-  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json'));
+  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz'));
 
 /**
  * The recorded runs of the whole kernel set, nine on the H200 and four paired on the H100 (runs

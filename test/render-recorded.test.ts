@@ -16,7 +16,7 @@ import { loadResults } from '../src/results/index.js';
 const ROOT = join(import.meta.dirname, '..');
 const config = loadConfig(ROOT);
 const recorded = (run: string) =>
-  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json'));
+  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz'));
 const RUN_URL = 'https://github.com/octo/kernels/actions/runs/42';
 
 /** Each recorded run, the baseline the action judged it against (none: paired), its kind. */

@@ -749,7 +749,7 @@ describe('paired A/B in the report', () => {
 describe('the time of each stage', () => {
   const ROOT_DIR = join(import.meta.dirname, '..');
   const slow2 = loadResults(
-    join(ROOT_DIR, 'test/fixtures/recorded/paired-slow2-h100/results.json'),
+    join(ROOT_DIR, 'test/fixtures/recorded/paired-slow2-h100/results.json.gz'),
   );
 
   it('lists the stages, the harness phases and the kernels of a recorded H100 run', () => {
@@ -808,7 +808,7 @@ describe('the time of each stage', () => {
 describe("the nightly's alert", () => {
   const ROOT_DIR = join(import.meta.dirname, '..');
   const rec = (name: string) =>
-    loadResults(join(ROOT_DIR, 'test/fixtures/recorded', name, 'results.json'));
+    loadResults(join(ROOT_DIR, 'test/fixtures/recorded', name, 'results.json.gz'));
   const cfg = () => loadConfig(ROOT_DIR);
 
   it('is one line for a nightly that found a regression, and only then', () => {

@@ -12,7 +12,7 @@ import { loadResults, type KernelgateResults } from '../src/results/index.js';
 const ROOT = join(import.meta.dirname, '..');
 const config = loadConfig(ROOT);
 const recorded = (name: string) =>
-  loadResults(join(ROOT, 'test/fixtures/recorded', name, 'results.json'));
+  loadResults(join(ROOT, 'test/fixtures/recorded', name, 'results.json.gz'));
 
 const H100 = { name: 'NVIDIA H100 80GB HBM3', sku: 'H100-SXM' };
 

@@ -39,7 +39,7 @@ describe('loadResults', () => {
     'accepts the recorded GPU run %s',
     (kind) => {
       const results = loadResults(
-        join(import.meta.dirname, 'fixtures', 'recorded', kind, 'results.json'),
+        join(import.meta.dirname, 'fixtures', 'recorded', kind, 'results.json.gz'),
       );
       expect(results.run.synthetic).toBeUndefined();
       expect(results.environment.gpu.name).toBe('NVIDIA H200');

@@ -23,7 +23,7 @@ import {
 } from '../src/shard/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const RECORDED = join(ROOT, 'test/fixtures/recorded/paired-slow2-h100/results.json');
+const RECORDED = join(ROOT, 'test/fixtures/recorded/paired-slow2-h100/results.json.gz');
 const recorded = loadResults(RECORDED);
 const config = loadConfig(ROOT);
 

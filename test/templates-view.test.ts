@@ -2,7 +2,7 @@
 // type (src/report/view-types.ts, mirrored as data in view-shape.ts), so a renamed field cannot
 // blank a section silently; and the views built from the recorded runs hold no field the type
 // lacks, so the type is what the templates are given.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
@@ -10,7 +10,7 @@ import { judge } from '../src/pipeline/index.js';
 import type { ReportInput, ViewOptions } from '../src/report/types.js';
 import { buildView, digestOf } from '../src/report/view.js';
 import { REPORT_VIEW_SHAPE, TRUNCATED_VIEW_SHAPE } from '../src/report/view-shape.js';
-import { load, loadGz, RECORDED, ROOT } from './support/recorded.js';
+import { loadGz, ROOT } from './support/recorded.js';
 import {
   checkTemplate,
   fieldPaths,
@@ -159,17 +159,15 @@ const RUNS: [string, string | undefined, ReportInput['kind'], string[]][] = [
   ['faults-h100-run54', undefined, 'pr', []],
   ['nightly-slow2-h100-run33', undefined, 'nightly', ['nightly-h100-run32']],
 ];
-const recorded = (name: string) =>
-  existsSync(join(RECORDED, name, 'results.json')) ? load(name) : loadGz(name);
 
 describe(
   'the views of the recorded runs hold only what the view type declares',
   { timeout: 240_000 },
   () => {
     it.each(RUNS)('%s', (name, base, kind, stored) => {
-      const results = recorded(name);
-      const baseline = base ? recorded(base) : undefined;
-      const history = stored.map(recorded);
+      const results = loadGz(name);
+      const baseline = base ? loadGz(base) : undefined;
+      const history = stored.map((r) => loadGz(r));
       const context = { prNumber: 7, runUrl: 'https://github.com/octo/kernels/actions/runs/42' };
       const j = judge(results, baseline, config, kind, context, history);
       const input: ReportInput = {
@@ -190,8 +188,8 @@ describe(
     });
 
     it('names a field the type lacks and a field of the wrong kind', () => {
-      const results = recorded('slowed');
-      const baseline = recorded('main-1355');
+      const results = loadGz('slowed');
+      const baseline = loadGz('main-1355');
       const j = judge(results, baseline, config, 'pr');
       const input: ReportInput = {
         ...{ kind: 'pr', results, baseline, comparison: j.comparison, tiers: j.tiers },

@@ -196,7 +196,7 @@ describe('evaluateTiers over the fixture configuration', () => {
 
   it('gemm_ceiling_ratio against a reference variant: its dense rate and the wall clock', () => {
     const own = loadConfig(join(import.meta.dirname, '..'));
-    const push = loadResults(join(import.meta.dirname, 'fixtures/recorded/push/results.json'));
+    const push = loadResults(join(import.meta.dirname, 'fixtures/recorded/push/results.json.gz'));
     const s = evaluateTiers(push, own).find((t) => t.kernel === 'bsr_gemm');
     expect(s?.variant).toBe('cuda_bsr_wgmma_ws');
     expect(s?.referenceVariant).toBe('cublas_dense');

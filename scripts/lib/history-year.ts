@@ -6,13 +6,13 @@
 // Used by scripts/history-growth.ts (the figures in docs/history.md) and test/history-growth.test.ts.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { actionsExec } from '../../src/lib/index.js';
 import { branchStore, recordPath } from '../../src/history/branch-store.js';
 import { buildRecord, serializeRecord } from '../../src/history/record.js';
-import type { KernelgateResults } from '../../src/results/index.js';
+import { readResultsText, type KernelgateResults } from '../../src/results/index.js';
 import { seededRandom } from '../../src/lib/index.js';
 
 export interface YearOptions {
@@ -51,7 +51,7 @@ const git = (args: string[], input?: string) =>
 
 export async function simulateYear(options: YearOptions): Promise<YearFigures> {
   const { nightlies, pushes } = options;
-  const source = JSON.parse(readFileSync(options.results, 'utf8')) as KernelgateResults;
+  const source = JSON.parse(readResultsText(options.results)) as KernelgateResults;
   const skus = options.skus ?? ['H100-SXM', 'H200'];
   const branch = 'kernelgate-data';
   const work = options.out ?? mkdtempSync(join(tmpdir(), 'kg-growth-'));

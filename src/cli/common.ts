@@ -28,7 +28,7 @@ export const PACKAGE_ROOT = packageRoot();
  * no stored baseline.
  */
 export const RECORDED_RUN: { results: string; baseline?: string } = {
-  results: 'test/fixtures/recorded/paired-slow2-h100/results.json',
+  results: 'test/fixtures/recorded/paired-slow2-h100/results.json.gz',
 };
 
 export interface CliIo {

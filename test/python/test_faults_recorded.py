@@ -6,6 +6,7 @@ Every variant says on the GPU what EXPECTED says. The first recording of the day
 folder's README lists them. KNOWN_WRONG is where a future recording's known deviations go, each
 with its reason; it is empty."""
 
+import gzip
 import json
 import os
 import re
@@ -20,7 +21,7 @@ N64, N100 = "dtype=fp32,n=64", "dtype=fp32,n=100"
 
 @pytest.fixture(scope="module")
 def recording():
-    with open(os.path.join(FOLDER, "results.json")) as f:
+    with gzip.open(os.path.join(FOLDER, "results.json.gz"), "rt") as f:
         doc = json.load(f)
     with open(os.path.join(FOLDER, "harness.log")) as f:
         log = f.read()

@@ -4,6 +4,7 @@
 for what it is, on the GPU path (graphs, persisting L2, the saved timer), and `good` beside them is
 unharmed."""
 
+import gzip
 import json
 import os
 
@@ -16,7 +17,7 @@ FOLDER = os.path.join(REPO, "test", "fixtures", "recorded", "faults-h100-run54")
 
 @pytest.fixture(scope="module")
 def cases():
-    with open(os.path.join(FOLDER, "results.json")) as f:
+    with gzip.open(os.path.join(FOLDER, "results.json.gz"), "rt") as f:
         doc = json.load(f)
     return {(c["variant"], c["params"]["n"]): c for c in doc["cases"]}
 
