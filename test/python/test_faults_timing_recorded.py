@@ -2,7 +2,9 @@
 (test/fixtures/recorded/faults-h100-run54: machine 18, NVIDIA H100 80GB HBM3, driver 580.159.04,
 2026-11-26 10:01 UTC, harness d0959f8, `bash scripts/gpu-faults.sh OUTDIR`): each fault is named
 for what it is, on the GPU path (graphs, persisting L2, the saved timer), and `good` beside them is
-unharmed."""
+unharmed. The same module again on another H100 (faults-h100-run62: serial 1654123012150, 2026-11-26
+15:43 UTC, the harness after issue 29's split of the worker and issue 33's compiled-kernel records,
+69d9e41): every case's status as in run 54."""
 
 import gzip
 import json
@@ -12,12 +14,12 @@ import pytest
 
 from conftest import REPO
 
-FOLDER = os.path.join(REPO, "test", "fixtures", "recorded", "faults-h100-run54")
+RECORDED = os.path.join(REPO, "test", "fixtures", "recorded")
 
 
-@pytest.fixture(scope="module")
-def cases():
-    with gzip.open(os.path.join(FOLDER, "results.json.gz"), "rt") as f:
+@pytest.fixture(scope="module", params=["faults-h100-run54", "faults-h100-run62"])
+def cases(request):
+    with gzip.open(os.path.join(RECORDED, request.param, "results.json.gz"), "rt") as f:
         doc = json.load(f)
     return {(c["variant"], c["params"]["n"]): c for c in doc["cases"]}
 
