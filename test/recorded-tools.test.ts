@@ -1,0 +1,257 @@
+// Issue 31's "done when", on real output of the three tools made on the H100 by programs of our own
+// (examples/tools/: four benchmarks per tool, one of them slowed by KG_SLOW_PCT in the head runs),
+// judged with the defaults exactly as a user would, `kernelgate adapt` then
+// `kernelgate report --results HEAD --baseline BASE` in a repository with no kernelgate.yml.
+// The recording: test/fixtures/recorded/tools-h100-run66/ (`bash .carry/tools/run.sh`,
+// examples/tools/README.md; NVIDIA H100 80GB HBM3, driver 580.159.04, 2026-11-26 16:05 UTC):
+// base run twice (base1, base2), a head with KG_SLOW_PCT=2.5 and a head_extra with KG_SLOW_PCT=6.
+// What it shows with today's defaults, asserted exactly:
+// - the A/A pair (base2 against base1): no SLOWER, no FASTER;
+// - head_extra (6 %) against either base: the slowed benchmark SLOWER, the three others neither;
+// - the 2.5 % head: the tool measured the slowed benchmark 1.7-2.5 % slower, under the default
+//   threshold (3 %), so it reads SAME (nvbench, Google Benchmark: "a resolved change under the
+//   threshold") or AMBIGUOUS (pytest-benchmark: its interval crosses 3 %), never SLOWER. Issue 31's
+//   done-when (a 2-3 % change SLOWER with the defaults) is NOT met: it needs thresholds per source
+//   (docs/adapters.md, "Not done yet"). The test named "issue 31 gap" asserts today's verdict so that
+//   the day it changes, this file is updated with it.
+// KG_TOOLS_RECORDING=DIR judges another recording in place (a fresh $OUT/tools before it is copied);
+// the exact figures below are this recording's, so another one fails where its figures differ.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli/index.js';
+import { loadConfig } from '../src/config/index.js';
+import { judge } from '../src/pipeline/index.js';
+import { loadResults } from '../src/results/index.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const RECORDED = 'test/fixtures/recorded/tools-h100-run66';
+const DIR = process.env['KG_TOOLS_RECORDING'] ?? join(ROOT, RECORDED);
+
+type Arm = 'base1' | 'base2' | 'head' | 'head_extra';
+
+interface Tool {
+  format: 'nvbench' | 'gbench' | 'pytest-benchmark';
+  kernel: string;
+  /** The tool's name for the benchmark KG_SLOW_PCT slows, and its three unchanged ones. */
+  slowed: string;
+  unchanged: string[];
+  /** The files of one arm, relative to the recording. */
+  inputs: (arm: Arm) => string[];
+  /**
+   * The 2.5 % head's slowed benchmark against base1 and base2, as judged today with the defaults:
+   * its verdict and the reason the user reads (the case's note, or its row of the report's table
+   * where the verdict carries no note).
+   */
+  head25: Record<'base1' | 'base2', { verdict: 'SAME' | 'AMBIGUOUS'; reads: string }>;
+}
+
+/** The note of a SAME that resolved a change under the default threshold (3 %). */
+function underThreshold(change: string): string {
+  return `a resolved change under the threshold: ${change} is more than half of ±3.0 % but not past it, so it is not called SLOWER; see whether it repeats`;
+}
+
+/** pytest-benchmark: run.sh's five runs per arm, read together (one sample per run). */
+const PYTEST_RUNS = 5;
+
+const TOOLS: Tool[] = [
+  {
+    format: 'nvbench',
+    kernel: 'tools_nvbench',
+    slowed: 'fma',
+    unchanged: ['copy', 'saxpy', 'reduce'],
+    inputs: (arm) => [`nvbench/${arm}.json`],
+    head25: {
+      base1: { verdict: 'SAME', reads: underThreshold('+2.5 % in [+2.5 %, +2.5 %]') },
+      base2: { verdict: 'SAME', reads: underThreshold('+2.5 % in [+2.5 %, +2.5 %]') },
+    },
+  },
+  {
+    format: 'gbench',
+    kernel: 'tools_gbench',
+    slowed: 'BM_fma',
+    unchanged: ['BM_copy', 'BM_saxpy', 'BM_reduce'],
+    inputs: (arm) => [`gbench/${arm}.json`],
+    head25: {
+      base1: { verdict: 'SAME', reads: underThreshold('+2.4 % in [+1.6 %, +2.6 %]') },
+      base2: { verdict: 'SAME', reads: underThreshold('+1.7 % in [+1.6 %, +1.8 %]') },
+    },
+  },
+  {
+    format: 'pytest-benchmark',
+    kernel: 'tools_pytest',
+    slowed: 'test_mul_chain',
+    unchanged: ['test_copy', 'test_saxpy', 'test_sum'],
+    inputs: (arm) =>
+      Array.from({ length: PYTEST_RUNS }, (_, i) => `pytest/${arm}-run${i + 1}.json`),
+    head25: {
+      base1: {
+        verdict: 'AMBIGUOUS',
+        reads: '| | test\\_mul\\_chain | +1.9 % | 🟡 AMBIGUOUS | +1.5 % … +3.3 % |',
+      },
+      base2: {
+        verdict: 'AMBIGUOUS',
+        reads: '| | test\\_mul\\_chain | +2.5 % | 🟡 AMBIGUOUS | +1.9 % … +3.3 % |',
+      },
+    },
+  },
+];
+
+/** An empty repository: kernelgate's defaults, no kernelgate.yml. */
+const REPO = mkdtempSync(join(tmpdir(), 'kg-recorded-tools-'));
+const defaults = loadConfig(REPO);
+
+async function cli(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const status = await runCli(argv, {
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+    cwd: REPO,
+  });
+  return { status, stdout, stderr };
+}
+
+/** `kernelgate adapt` of one arm's files into REPO/<kernel>-<arm>.json. */
+async function adapt(tool: Tool, arm: Arm) {
+  const out = join(REPO, `${tool.kernel}-${arm}.json`);
+  const inputs = tool.inputs(arm).flatMap((f) => ['--input', join(DIR, f)]);
+  const run = await cli(
+    'adapt',
+    '--format',
+    tool.format,
+    ...inputs,
+    '--kernel',
+    tool.kernel,
+    '--out',
+    out,
+  );
+  return { out, ...run };
+}
+
+/** The verdict line `kernelgate report` prints last, and each variant's verdict as judged. */
+async function report(tool: Tool, head: Arm, base: Arm) {
+  const results = join(REPO, `${tool.kernel}-${head}.json`);
+  const baseline = join(REPO, `${tool.kernel}-${base}.json`);
+  const printed = await cli('report', '--results', results, '--baseline', baseline);
+  const line = /^kernelgate: (?:PASS|FAIL) \(.*\)$/m.exec(printed.stderr)?.[0];
+  const ambiguousNote = /^ {2}note: \d+ case\(s\) AMBIGUOUS: .*$/m.exec(printed.stderr)?.[0];
+  const { comparison } = judge(loadResults(results), loadResults(baseline), defaults, 'pr');
+  const perf = new Map(comparison.cases.map((c) => [c.variant, c.perf]));
+  const counts = /(\d+) slower, (\d+) faster/.exec(line ?? '');
+  return {
+    line,
+    printed: printed.stdout,
+    ambiguousNote,
+    perf,
+    slower: Number(counts?.[1]),
+    faster: Number(counts?.[2]),
+    cases: comparison.cases,
+  };
+}
+
+/** The tool's own median of a variant in an adapted arm (ms). */
+function medianOf(tool: Tool, arm: Arm, variant: string): number {
+  const results = loadResults(join(REPO, `${tool.kernel}-${arm}.json`));
+  const c = results.cases.find((x) => x.variant === variant);
+  if (c?.timing === undefined)
+    throw new Error(`${tool.kernel}-${arm}: no timed case of ${variant}`);
+  return c.timing.median_ms;
+}
+
+/** The tool's own slowdown of the slowed benchmark, head over base (%). */
+function measuredPct(tool: Tool, head: Arm, base: Arm): number {
+  return (medianOf(tool, head, tool.slowed) / medianOf(tool, base, tool.slowed) - 1) * 100;
+}
+
+const BASES = ['base1', 'base2'] as const;
+
+describe.each(TOOLS)('$format: recorded on the H100, judged with the defaults', (tool) => {
+  const arms: Arm[] = ['base1', 'base2', 'head', 'head_extra'];
+  const adapted = new Map<Arm, Awaited<ReturnType<typeof adapt>>>();
+  beforeAll(async () => {
+    for (const arm of arms) adapted.set(arm, await adapt(tool, arm));
+  });
+
+  it('adapts every arm: four timed benchmarks on the GPU the tool names', () => {
+    for (const arm of arms) {
+      const { out, status, stderr } = adapted.get(arm)!;
+      expect(status, stderr).toBe(0);
+      const first = stderr.split('\n')[0] ?? '';
+      expect(first.startsWith(`${out}: 4 case(s) `), first).toBe(true);
+      expect(first, first).toContain(': 4 timed, 0 error(s), 0 skipped; ');
+      expect(first, first).toMatch(/GPU: NVIDIA H100/);
+      const results = loadResults(out);
+      expect(results.cases.map((c) => c.variant).sort()).toEqual(
+        [tool.slowed, ...tool.unchanged].sort(),
+      );
+    }
+  });
+
+  it('A/A (base2 against base1): no SLOWER, no FASTER', async () => {
+    const aa = await report(tool, 'base2', 'base1');
+    expect(aa.line).toBeDefined();
+    expect([aa.slower, aa.faster], aa.line).toEqual([0, 0]);
+    for (const v of [tool.slowed, ...tool.unchanged])
+      expect(['SLOWER', 'FASTER']).not.toContain(aa.perf.get(v));
+  });
+
+  it('head_extra (KG_SLOW_PCT=6) against either base: the slowed benchmark SLOWER, the unchanged ones neither SLOWER nor FASTER', async () => {
+    for (const base of BASES) {
+      const pct = measuredPct(tool, 'head_extra', base);
+      const said = `${tool.slowed} head_extra against ${base}: ${pct.toFixed(2)} %`;
+      expect(pct, said).toBeGreaterThan(4.5);
+      expect(pct, said).toBeLessThan(7);
+      const r = await report(tool, 'head_extra', base);
+      expect(r.perf.get(tool.slowed), said).toBe('SLOWER');
+      for (const v of tool.unchanged)
+        expect(['SLOWER', 'FASTER'], `${v} against ${base}`).not.toContain(r.perf.get(v));
+      expect([r.slower, r.faster], r.line).toEqual([1, 0]);
+    }
+  });
+
+  it('the 2.5 % head: the tool measured the slowed benchmark 1.5-3 % slower, under the default threshold (3 %)', () => {
+    for (const base of BASES) {
+      const pct = measuredPct(tool, 'head', base);
+      const said = `${tool.slowed} head against ${base}: ${pct.toFixed(2)} %`;
+      expect(pct, said).toBeGreaterThanOrEqual(1.5);
+      expect(pct, said).toBeLessThan(3);
+    }
+  });
+
+  // Issue 31's done-when asks for SLOWER here with the defaults; it is not met. A 2-3 % change
+  // cannot pass the default threshold of 3 %, so until thresholds per source exist (docs/adapters.md,
+  // "Not done yet") the slowed benchmark reads SAME or AMBIGUOUS. When it reads SLOWER, this test
+  // fails: replace it with the SLOWER assertion and close the gap in the docs.
+  it('issue 31 gap: the 2.5 % head does not read SLOWER with the defaults (SAME or AMBIGUOUS, the reason shown)', async () => {
+    for (const base of BASES) {
+      const want = tool.head25[base];
+      const r = await report(tool, 'head', base);
+      const slowed = r.cases.find((c) => c.variant === tool.slowed);
+      expect(r.perf.get(tool.slowed), `${tool.slowed} against ${base}`).toBe(want.verdict);
+      if (want.verdict === 'SAME') {
+        expect(slowed?.perfNote).toBe(want.reads);
+      } else {
+        // The report keeps a number and its unit together with no-break spaces; compared as spaces.
+        expect(r.printed.replaceAll('\u00a0', ' ')).toContain(want.reads);
+        expect(r.ambiguousNote).toMatch(
+          /^ {2}note: \d+ case\(s\) AMBIGUOUS: the data cannot tell a change from noise \(rerun, or more samples\)$/,
+        );
+      }
+      for (const v of tool.unchanged)
+        expect(['SLOWER', 'FASTER'], `${v} against ${base}`).not.toContain(r.perf.get(v));
+      expect([r.slower, r.faster], r.line).toEqual([0, 0]);
+    }
+  });
+});
+
+describe('the recording', () => {
+  it('says where and when it ran, and every run exited 0', () => {
+    const machine = readFileSync(join(DIR, 'machine.txt'), 'utf8');
+    expect(machine).toMatch(/NVIDIA H100/);
+    const runs = readFileSync(join(DIR, 'runs.tsv'), 'utf8').trim().split('\n').slice(1);
+    expect(runs.length).toBeGreaterThanOrEqual(3 + 3 + 3 * PYTEST_RUNS);
+    for (const row of runs) expect(row.split('\t').at(-1), row).toBe('0');
+  });
+});
