@@ -43,7 +43,7 @@ describe('kernelgate report', () => {
     expect(stdout).toContain(
       'Judged: 216 case(s) paired against base `473d1055da7b` in this job (threshold ±1.0 %',
     );
-    expect(stdout).toContain('Time of each stage (319 s in all)');
+    expect(stdout).toContain('GPU-seconds of each stage (319 s in all)');
     expect(RECORDED_RUN).toEqual({
       results: 'test/fixtures/recorded/paired-slow2-h100/results.json.gz',
     });

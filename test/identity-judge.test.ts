@@ -96,9 +96,12 @@ describe('SAME by identity', () => {
       ' 5 SAME by identity: identical build and sources in base and head, verified but not timed.',
     );
     expect(stagesLine(results)).toBe(
-      'Time of each stage (42 s in all): build 2 s · harness 40 s (timing 30 s). Identity skipped the timing of 5 variant-cases (identical build and sources in base and head: verified, not timed).',
+      'GPU-seconds of each stage (42 s in all): build 2 s · harness 40 s (timing 30 s). Identity skipped the timing of 5 variant-cases (identical build and sources in base and head: verified, not timed), the GPU-seconds it saved unknown: no stored run to price it.',
     );
-    expect(full).toContain('Identity skipped the timing of 5 variant-cases');
+    // the report prices it on its stored run (test/identity-cost.test.ts: on recorded runs)
+    expect(full).toContain(
+      'Identity skipped the timing of 5 variant-cases (identical build and sources in base and head: verified, not timed), about ',
+    );
     // a run with no identical case says nothing of it
     expect(stagesLine({ ...results, cases: baseline.cases })).not.toContain('Identity');
   });

@@ -754,7 +754,7 @@ describe('the time of each stage', () => {
 
   it('lists the stages, the harness phases and the kernels of a recorded H100 run', () => {
     expect(stagesLine(slow2)).toBe(
-      'Time of each stage (319 s in all): doctor 6 s · build 26 s · base build 0 s · harness 287 s ' +
+      'GPU-seconds of each stage (319 s in all): doctor 6 s · build 26 s · base build 0 s · harness 287 s ' +
         '(environment 2 s, set-up 52 s, verify 31 s, base set-up 3 s, base verify 19 s, timing 164 s; ' +
         'by kernel: gemm 9 s, attention 248 s, bsr\\_gemm 27 s).',
     );
@@ -762,11 +762,13 @@ describe('the time of each stage', () => {
 
   it('puts the line in the report, and nothing when the run recorded no times', () => {
     const { full } = renderReport(input(slow2, undefined, loadConfig(ROOT_DIR)));
-    expect(full).toContain('### Environment\n\nTime of each stage (319 s in all): doctor 6 s');
+    expect(full).toContain(
+      '### Environment\n\nGPU-seconds of each stage (319 s in all): doctor 6 s',
+    );
     const bare = { ...slow2, run: { ...slow2.run, stage_seconds: undefined } };
     expect(stagesLine(bare)).toBe('');
     expect(renderReport(input(bare, undefined, loadConfig(ROOT_DIR))).full).not.toContain(
-      'Time of each stage',
+      'GPU-seconds of each stage',
     );
   });
 
@@ -789,7 +791,7 @@ describe('the time of each stage', () => {
       },
     };
     expect(stagesLine(run21)).toBe(
-      'Time of each stage (323 s in all): doctor 3 s · harness 320 s (verify 40 s, base verify 21 s, ' +
+      'GPU-seconds of each stage (323 s in all): doctor 3 s · harness 320 s (verify 40 s, base verify 21 s, ' +
         'preparation 1 s, base preparation 1 s, timing 226 s, of it warm-ups 57 s, finish 3 s).',
     );
   });
@@ -800,7 +802,7 @@ describe('the time of each stage', () => {
       run: { ...slow2.run, stage_seconds: { harness: 10, '<img src=x>|*': 2 } },
     };
     expect(stagesLine(odd)).toBe(
-      'Time of each stage (10 s in all): harness 10 s · &lt;img src=x&gt;\\|\\* 2 s.',
+      'GPU-seconds of each stage (10 s in all): harness 10 s · &lt;img src=x&gt;\\|\\* 2 s.',
     );
   });
 });

@@ -1,8 +1,8 @@
 // Section `builds` (partials/builds.md.mustache): each variant's build, and the stages' wall time.
 import { type Cell, codeBlock, escapeMarkdown, fixed, table } from '../lib/index.js';
-import { isIdentical } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { trusted } from './cells.js';
+import { identitySkipped } from './identity-cost.js';
 import type { ReportInput, ViewOptions } from './types.js';
 import type { BuildsView } from './view-types.js';
 
@@ -29,11 +29,13 @@ const PHASES: [string, string][] = [
 ];
 
 /**
- * "Time: 320 s: doctor 6 s · build 26 s · … harness 287 s (set-up 52 s, …; by kernel: gemm 9 s,
- * …)" from results run.stage_seconds, or '' when the run recorded none. Names that are neither a
- * known stage or phase nor a kernel of the run are listed last, escaped.
+ * "GPU-seconds of each stage (320 s in all): doctor 6 s · build 26 s · … harness 287 s (set-up
+ * 52 s, …; by kernel: gemm 9 s, …)" from results run.stage_seconds (the GPU machine's wall time),
+ * or '' when the run recorded none, then what identity skipping saved, priced on `baseline` (the
+ * stored run). Names that are neither a known stage or phase nor a kernel of the run are listed
+ * last, escaped.
  */
-export function stagesLine(results: KernelgateResults): string {
+export function stagesLine(results: KernelgateResults, baseline?: KernelgateResults): string {
   const secs = results.run.stage_seconds ?? {};
   const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
   if (!keys.length) return '';
@@ -58,14 +60,7 @@ export function stagesLine(results: KernelgateResults): string {
   if (!stages.some(([k]) => k === 'harness') && inner) parts.push(inner);
   parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
   const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
-  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ''}: ${parts.join(' · ')}.${identitySkipped(results)}`;
-}
-
-/** " Identity skipped the timing of N variant-cases (…)." when a pull request's run had any. */
-function identitySkipped(results: KernelgateResults): string {
-  const n = results.cases.filter(isIdentical).length;
-  if (n === 0) return '';
-  return ` Identity skipped the timing of ${n} variant-case${n === 1 ? '' : 's'} (identical build and sources in base and head: verified, not timed).`;
+  return `GPU-seconds of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ''}: ${parts.join(' · ')}.${identitySkipped(results, baseline)}`;
 }
 
 /** Opcodes worth a reader's attention in a SASS census: tensor cores, async copies, local memory. */

@@ -39,7 +39,7 @@ export function environmentView(input: ReportInput): EnvironmentView {
   add('datasheet bandwidth GB/s', peaks?.gbps ?? c?.peak_gbps);
   return {
     table: table(['fact', 'value'], rows, ['l', 'l']),
-    stages: stagesLine(input.results),
+    stages: stagesLine(input.results, input.baseline),
     devices: devicesTable(input.results) || undefined,
   };
 }

@@ -1,0 +1,63 @@
+// What identity skipping saved: the seconds the skipped variant-cases' timing took in the stored run.
+import { escapeMarkdown, fixed } from '../lib/index.js';
+import { isIdentical } from '../judge/index.js';
+import type { CaseResult, KernelgateResults } from '../results/index.js';
+
+/**
+ * The seconds a record's timing took, as its document measured them: a paired record's
+ * paired.seconds (and its confirming pair's), else the sum of its samples (and of the base's,
+ * when it carries them). Undefined when the record was not timed.
+ */
+export function timingSeconds(r: CaseResult): number | undefined {
+  if (!r.timing) return undefined;
+  const p = r.paired;
+  if (p?.seconds !== undefined) return p.seconds + (p.confirm?.seconds ?? 0);
+  const sum = (ms: number[] | undefined) => (ms ?? []).reduce((s, x) => s + x, 0) / 1000;
+  return sum(r.timing.samples_ms) + sum(p?.base_timing?.samples_ms);
+}
+
+/**
+ * " Identity skipped the timing of N variant-cases (…), about S GPU-seconds of timing in the
+ * stored run of <sha>." when a pull request's run had any; the saving is what those variant-cases'
+ * timing took in `baseline` (timingSeconds), or said unknown without one of this run's GPU.
+ */
+export function identitySkipped(results: KernelgateResults, baseline?: KernelgateResults): string {
+  const skipped = results.cases.filter(isIdentical);
+  const n = skipped.length;
+  if (n === 0) return '';
+  const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? '' : 's'} (identical build and sources in base and head: verified, not timed)`;
+  return `${head}, ${saving(skipped, baseline, skuOf(results))}.`;
+}
+
+function saving(
+  skipped: CaseResult[],
+  baseline: KernelgateResults | undefined,
+  sku: string | undefined,
+): string {
+  if (!baseline) return 'the GPU-seconds it saved unknown: no stored run to price it';
+  const theirs = skuOf(baseline);
+  if (sku !== undefined && theirs !== undefined && theirs !== sku) {
+    return `the GPU-seconds it saved unknown: the stored run is of another GPU (${escapeMarkdown(theirs)})`;
+  }
+  const key = (c: CaseResult) => `${c.kernel}\u0000${c.variant}\u0000${c.case}`;
+  const stored = new Map(baseline.cases.map((c) => [key(c), timingSeconds(c)]));
+  const priced = skipped.map((c) => stored.get(key(c))).filter((s): s is number => s !== undefined);
+  const sha = baseline.run.git_sha;
+  const of = sha
+    ? `of ${escapeMarkdown(sha.slice(0, 7))}`
+    : `of ${escapeMarkdown(baseline.run.started_at)}`;
+  if (priced.length === 0) return `none of them timed in the stored run ${of} to price it`;
+  const total = priced.reduce((s, x) => s + x, 0);
+  const missing = skipped.length - priced.length;
+  const notes = [
+    baseline.run.paired_base ? '' : 'one revision, unpaired',
+    missing ? `${missing} of them not timed in it` : '',
+  ].filter(Boolean);
+  return `about ${fixed(total, 0)} GPU-seconds of timing in the stored run ${of}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+}
+
+/** The run's GPU SKU, or undefined when unknown. */
+function skuOf(results: KernelgateResults): string | undefined {
+  const sku = results.environment.gpu.sku;
+  return sku === undefined || sku === 'unknown' ? undefined : sku;
+}
