@@ -79,6 +79,11 @@ export interface Config {
   harness: { python: string; timeoutS: number; args: string[] };
   compare: {
     thresholdPct: number;
+    /**
+     * kernelgate.yml sets compare.threshold_pct: it then applies to other tools' cases as well,
+     * instead of their source's default (src/judge/sources.ts toolThresholdPct)
+     */
+    thresholdPctSet?: true;
     confidence: number;
     resamples: number;
     seed: number;
@@ -314,6 +319,7 @@ function configFromRaw(
     },
     compare: {
       thresholdPct: raw.compare?.threshold_pct ?? 3,
+      ...(raw.compare?.threshold_pct !== undefined ? { thresholdPctSet: true as const } : {}),
       confidence: raw.compare?.confidence ?? 0.99,
       resamples: raw.compare?.resamples ?? 2000,
       seed: raw.compare?.seed ?? 1,

@@ -30,7 +30,13 @@ import {
   type Unpaired,
 } from './verdicts.js';
 import { noiseModelOf, noiseNote } from './noise.js';
-import { adaptedKernels, belowThresholdNote, markBelowThreshold, toolFloorMs } from './sources.js';
+import {
+  adaptedKernels,
+  belowThresholdNote,
+  markBelowThreshold,
+  toolFloorMs,
+  toolThresholdPct,
+} from './sources.js';
 
 function gpuOf(env: Environment): string {
   return env.gpu.sku && env.gpu.sku !== 'unknown' ? env.gpu.sku : env.gpu.name;
@@ -88,7 +94,7 @@ interface RunContext {
   /** the run's GPU model, as compare.noise_pct is keyed */
   gpuModel: string | undefined;
   /** kernels read from other tools' output: their noise model is sources.ts's */
-  adapted: Set<string>;
+  adapted: Map<string, string>;
 }
 
 /** The performance verdict of one case: by its pairs when it has them, else the stored baseline. */
@@ -119,11 +125,12 @@ function judgeCasePerf(
       rule: { thresholdPct, floorMs: minChangeMs },
     };
   }
+  const format = run.adapted.get(current.kernel);
+  const adapted = format !== undefined;
   const rulePct = Math.max(
-    config.compare.thresholdPct,
+    toolThresholdPct(config.compare, format, current.timing, base?.timing),
     noisePctFor(config, run.gpuModel, current.kernel, current.variant, current.case),
   );
-  const adapted = run.adapted.has(current.kernel);
   const floorMs = adapted
     ? toolFloorMs(
         config.compare.minChangeMs,

@@ -131,7 +131,9 @@ export function changedLegend(
       c.thresholdPct !==
         (c.method === 'paired' ? compare.paired.thresholdPct : compare.thresholdPct),
   );
-  const parts = ['Δ: the change in a call’s median time, this run against its base (> 0 is slower)'];
+  const parts = [
+    'Δ: the change in a call’s median time, this run against its base (> 0 is slower)',
+  ];
   if (input.comparison.paired) {
     parts.push(
       '· paired: timed in pairs with the base revision in this job; · vs baseline: against the stored run',
@@ -140,7 +142,7 @@ export function changedLegend(
   parts.push(`CI of Δ: its ${fixed(compare.confidence * 100, 0)} % confidence interval`);
   if (raised) {
     parts.push(
-      '(±x %): the threshold that case had to clear, raised above the default by its measured noise or the floor for short cases',
+      "(±x %): the threshold that case had to clear where it is not the default: raised by its measured noise or the floor for short cases, or another tool's own (docs/adapters.md)",
     );
   }
   for (const v of Object.keys(VERDICT_WORDS)) {
