@@ -39289,6 +39289,7 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
     },
     compare: {
       thresholdPct: raw.compare?.threshold_pct ?? 3,
+      ...raw.compare?.threshold_pct !== void 0 ? { thresholdPctSet: true } : {},
       confidence: raw.compare?.confidence ?? 0.99,
       resamples: raw.compare?.resamples ?? 2e3,
       seed: raw.compare?.seed ?? 1,
@@ -41104,7 +41105,18 @@ function caseLabel(c) {
 
 // src/judge/sources.ts
 function adaptedKernels(results) {
-  return new Set(results.kernels.filter((k) => k.adapter !== void 0).map((k) => k.name));
+  return new Map(
+    results.kernels.flatMap((k) => k.adapter !== void 0 ? [[k.name, k.adapter.format]] : [])
+  );
+}
+var TOOL_THRESHOLD_PCT = { nvbench: 1, gbench: 2 };
+var RUNS_THRESHOLD_PCT = 1;
+function toolThresholdPct(compare2, format, current, baseline) {
+  if (compare2.thresholdPctSet || format === void 0) return compare2.thresholdPct;
+  if (current?.samples_span === "runs" && baseline?.samples_span === "runs") {
+    return RUNS_THRESHOLD_PCT;
+  }
+  return TOOL_THRESHOLD_PCT[format] ?? compare2.thresholdPct;
 }
 function oneRunSides(current, baseline) {
   const cur = current.samples_span === "one-run";
@@ -41725,11 +41737,12 @@ function judgeCasePerf(key, current, base, run2) {
       rule: { thresholdPct: thresholdPct2, floorMs: minChangeMs }
     };
   }
+  const format = run2.adapted.get(current.kernel);
+  const adapted = format !== void 0;
   const rulePct = Math.max(
-    config.compare.thresholdPct,
+    toolThresholdPct(config.compare, format, current.timing, base?.timing),
     noisePctFor(config, run2.gpuModel, current.kernel, current.variant, current.case)
   );
-  const adapted = run2.adapted.has(current.kernel);
   const floorMs = adapted ? toolFloorMs(
     config.compare.minChangeMs,
     current.timing?.samples_ms ?? [],
@@ -43626,6 +43639,46 @@ function gpuName(results) {
   return sku && sku !== "unknown" && sku !== "none" ? sku : name;
 }
 
+// src/report/identity-cost.ts
+function timingSeconds(r) {
+  if (!r.timing) return void 0;
+  const p = r.paired;
+  if (p?.seconds !== void 0) return p.seconds + (p.confirm?.seconds ?? 0);
+  const sum = (ms) => (ms ?? []).reduce((s, x) => s + x, 0) / 1e3;
+  return sum(r.timing.samples_ms) + sum(p?.base_timing?.samples_ms);
+}
+function identitySkipped(results, baseline) {
+  const skipped = results.cases.filter(isIdentical);
+  const n = skipped.length;
+  if (n === 0) return "";
+  const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head: verified, not timed)`;
+  return `${head}, ${saving(skipped, baseline, skuOf(results))}.`;
+}
+function saving(skipped, baseline, sku) {
+  if (!baseline) return "the GPU-seconds it saved unknown: no stored run to price it";
+  const theirs = skuOf(baseline);
+  if (sku !== void 0 && theirs !== void 0 && theirs !== sku) {
+    return `the GPU-seconds it saved unknown: the stored run is of another GPU (${escapeMarkdown(theirs)})`;
+  }
+  const key = (c) => `${c.kernel}\0${c.variant}\0${c.case}`;
+  const stored = new Map(baseline.cases.map((c) => [key(c), timingSeconds(c)]));
+  const priced = skipped.map((c) => stored.get(key(c))).filter((s) => s !== void 0);
+  const sha = baseline.run.git_sha;
+  const of = sha ? `of ${escapeMarkdown(sha.slice(0, 7))}` : `of ${escapeMarkdown(baseline.run.started_at)}`;
+  if (priced.length === 0) return `none of them timed in the stored run ${of} to price it`;
+  const total = priced.reduce((s, x) => s + x, 0);
+  const missing = skipped.length - priced.length;
+  const notes = [
+    baseline.run.paired_base ? "" : "one revision, unpaired",
+    missing ? `${missing} of them not timed in it` : ""
+  ].filter(Boolean);
+  return `about ${fixed(total, 0)} GPU-seconds of timing in the stored run ${of}${notes.length ? ` (${notes.join("; ")})` : ""}`;
+}
+function skuOf(results) {
+  const sku = results.environment.gpu.sku;
+  return sku === void 0 || sku === "unknown" ? void 0 : sku;
+}
+
 // src/report/builds.ts
 var STAGES = [
   ["doctor", "doctor"],
@@ -43646,7 +43699,7 @@ var PHASES = [
   ["finish", "finish"],
   ["ceilings", "ceilings"]
 ];
-function stagesLine(results) {
+function stagesLine(results, baseline) {
   const secs = results.run.stage_seconds ?? {};
   const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
   if (!keys.length) return "";
@@ -43667,12 +43720,7 @@ function stagesLine(results) {
   if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
   parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
   const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
-  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.${identitySkipped(results)}`;
-}
-function identitySkipped(results) {
-  const n = results.cases.filter(isIdentical).length;
-  if (n === 0) return "";
-  return ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head: verified, not timed).`;
+  return `GPU-seconds of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.${identitySkipped(results, baseline)}`;
 }
 var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
 function buildsView(input, opts) {
@@ -44337,7 +44385,7 @@ function gpuOf2(doc) {
     ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
   };
 }
-function skuOf(gpu) {
+function skuOf2(gpu) {
   return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
 }
 function indexShards(docs, count2) {
@@ -44415,7 +44463,7 @@ function joinCases(byIndex, reporting, count2) {
   for (const index of reporting) {
     const doc = byIndex.get(index);
     const gpu = gpuOf2(doc.results);
-    const sku = skuOf(gpu);
+    const sku = skuOf2(gpu);
     skus.set(sku, [...skus.get(sku) ?? [], index]);
     for (const c of doc.results.cases) {
       const key = `${c.kernel}/${c.variant}/${c.case}`;
@@ -45146,7 +45194,9 @@ function changedLegend(input, sections) {
   const raised = cases2.some(
     (c) => c.ratio !== void 0 && c.thresholdPct !== (c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct)
   );
-  const parts = ["Δ: the change in a call’s median time, this run against its base (> 0 is slower)"];
+  const parts = [
+    "Δ: the change in a call’s median time, this run against its base (> 0 is slower)"
+  ];
   if (input.comparison.paired) {
     parts.push(
       "· paired: timed in pairs with the base revision in this job; · vs baseline: against the stored run"
@@ -45155,7 +45205,7 @@ function changedLegend(input, sections) {
   parts.push(`CI of Δ: its ${fixed(compare2.confidence * 100, 0)} % confidence interval`);
   if (raised) {
     parts.push(
-      "(±x %): the threshold that case had to clear, raised above the default by its measured noise or the floor for short cases"
+      "(±x %): the threshold that case had to clear where it is not the default: raised by its measured noise or the floor for short cases, or another tool's own (docs/adapters.md)"
     );
   }
   for (const v of Object.keys(VERDICT_WORDS)) {
@@ -45261,7 +45311,7 @@ function environmentView(input) {
   add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
   return {
     table: table(["fact", "value"], rows, ["l", "l"]),
-    stages: stagesLine(input.results),
+    stages: stagesLine(input.results, input.baseline),
     devices: devicesTable(input.results) || void 0
   };
 }
@@ -55510,7 +55560,7 @@ function shardedOptions(options, spec, balance, log) {
     const branch = options.mode === "pr" ? options.baseBranch : options.branch;
     if (branch === void 0) return void 0;
     try {
-      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+      return await options.store.latest({ branch, sku: skuOf2(environment.gpu) });
     } catch (error2) {
       if (!(error2 instanceof StoreError)) throw error2;
       log.warning(
