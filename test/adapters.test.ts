@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cliIn } from './support/cli-io.js';
 import { adapterFormats, adapterList, adapterFor, fileAdapterFor } from '../src/adapters/index.js';
 import { splitRunName } from '../src/adapters/gbench.js';
 import { adaptFile, resultsOf, type AdaptedKernel } from '../src/adapters/run.js';
@@ -514,16 +515,7 @@ describe('what the report says about a tool per case', () => {
 });
 
 describe('kernelgate adapt', () => {
-  async function cli(...argv: string[]) {
-    let stdout = '';
-    let stderr = '';
-    const status = await runCli(argv, {
-      stdout: (t) => (stdout += t),
-      stderr: (t) => (stderr += t),
-      cwd: fixtures,
-    });
-    return { status, stdout, stderr };
-  }
+  const cli = cliIn(fixtures);
 
   it('writes a valid results file that `kernelgate report` judges', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'kg-adapt-')), 'results.json');

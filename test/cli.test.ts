@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cliIn } from './support/cli-io.js';
 import {
   COMMANDS,
   EXIT_GATE_FAILED,
@@ -15,16 +16,7 @@ const root = join(import.meta.dirname, '..');
 const results = join(import.meta.dirname, 'fixtures', 'results');
 const validConfig = join(import.meta.dirname, 'fixtures', 'config', 'valid');
 
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const status = await runCli(argv, {
-    stdout: (t) => (stdout += t),
-    stderr: (t) => (stderr += t),
-    cwd: root,
-  });
-  return { status, stdout, stderr };
-}
+const cli = cliIn(root);
 
 describe('kernelgate report', () => {
   it('judges the built-in recorded run by default and passes', async () => {

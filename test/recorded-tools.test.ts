@@ -22,7 +22,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/index.js';
+import { cliIn } from './support/cli-io.js';
 import { loadConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { loadResults } from '../src/results/index.js';
@@ -98,16 +98,7 @@ const TOOLS: Tool[] = [
 const REPO = mkdtempSync(join(tmpdir(), 'kg-recorded-tools-'));
 const defaults = loadConfig(REPO);
 
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const status = await runCli(argv, {
-    stdout: (t) => (stdout += t),
-    stderr: (t) => (stderr += t),
-    cwd: REPO,
-  });
-  return { status, stdout, stderr };
-}
+const cli = cliIn(REPO);
 
 /** `kernelgate adapt` of one arm's files into REPO/<kernel>-<arm>.json. */
 async function adapt(tool: Tool, arm: Arm) {

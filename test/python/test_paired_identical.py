@@ -82,30 +82,30 @@ def test_a_reference_named_identical_stays_timed_against_the_base(identical_run)
     assert c["paired"]["base_status"] == "ok" and c["paired"]["n_pairs"] > 0
 
 
-def test_a_reference_named_identical_is_not_timed_when_another_reference_controls_the_case(tmp_path):
-    # The action names every identical reference but the kernel's control (controlReferences):
-    # timing attention's four other references cost about 13 s of each large case (H100, 2026-11-26).
+def two_references_run(tmp_path, identical):
+    """Head and base with a second reference (other_library) beside steady, run with --identical."""
     head = make_repo(tmp_path / "head", second_reference=True)
     base = make_repo(tmp_path / "base", second_reference=True)
     out = tmp_path / "results.json"
-    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", "sleepy.other_library,sleepy.planted")
+    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", identical)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    doc = json.loads(out.read_text())
+    return json.loads(out.read_text()), proc.stdout
+
+
+def test_a_reference_named_identical_is_not_timed_when_another_reference_controls_the_case(tmp_path):
+    # The action names every identical reference but the kernel's control (controlReferences):
+    # timing attention's four other references cost about 13 s of each large case (H100, 2026-11-26).
+    doc, stdout = two_references_run(tmp_path, "sleepy.other_library,sleepy.planted")
     other = case(doc, "other_library")
     assert other["identical"] == {"reason": "identical build and sources"} and "timing" not in other
     assert other["correctness"]["status"] == "PASS"
-    assert f"sleepy {CASE}: other_library, planted: identical build and sources in base and head: verified, not timed" in proc.stdout
+    assert f"sleepy {CASE}: other_library, planted: identical build and sources in base and head: verified, not timed" in stdout
     steady = case(doc, "steady")
     assert "identical" not in steady and steady["paired"]["n_pairs"] > 0
 
 
 def test_every_reference_named_identical_stays_timed_while_a_candidate_is_timed(tmp_path):
-    head = make_repo(tmp_path / "head", second_reference=True)
-    base = make_repo(tmp_path / "base", second_reference=True)
-    out = tmp_path / "results.json"
-    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", "sleepy.other_library,sleepy.steady,sleepy.planted")
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    doc = json.loads(out.read_text())
+    doc, _ = two_references_run(tmp_path, "sleepy.other_library,sleepy.steady,sleepy.planted")
     for v in ("steady", "other_library"):
         c = case(doc, v)
         assert "identical" not in c and c["paired"]["n_pairs"] > 0, v

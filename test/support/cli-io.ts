@@ -1,5 +1,5 @@
 // The CLI's io for tests: what `runCli` writes to stdout and stderr, kept as text.
-import type { CliIo } from '../../src/cli/index.js';
+import { runCli, type CliIo } from '../../src/cli/index.js';
 
 export function capture(cwd: string) {
   const out = { stdout: '', stderr: '' };
@@ -9,4 +9,13 @@ export function capture(cwd: string) {
     cwd,
   };
   return { out, io };
+}
+
+/** `runCli` in `cwd`, its exit status and what it wrote: `const cli = cliIn(dir); await cli('report', …)`. */
+export function cliIn(cwd: string) {
+  return async (...argv: string[]) => {
+    const { out, io } = capture(cwd);
+    const status = await runCli(argv, io);
+    return { status, ...out };
+  };
 }
