@@ -2,15 +2,19 @@
 kernel cannot hide"): a plain torch.Tensor (no subclass, no lazy wrapper that does its work when
 first used, outside the timed interval), in no memory of its inputs or of an earlier call's result
 other than the output buffer it was handed, finished when the call returns (not changed afterwards
-by a thread or a stream the call left running), and not an answer served again for other inputs (a
+by a thread, a process or a stream the call left running), and not an answer served again for other inputs (a
 cached result, named by its bits being those of another input set's output)."""
 
+import os
 import threading
 import time
 
 # How long the check after a call waits for threads the call started (a thread that finishes the
 # output after the call returned is work the timing does not see).
 SETTLE_THREADS_S = 1.0
+# ... and for processes it started (a child process that writes the output through shared or
+# CUDA IPC memory); longer, as a new Python process takes seconds to start.
+SETTLE_PROCESSES_S = 5.0
 
 
 def storage_span(torch, t):
@@ -113,17 +117,66 @@ def new_threads(before):
     return [t for t in threading.enumerate() if t not in before and t.is_alive()]
 
 
-def settle(torch, device, before):
-    """Waits for the threads a call started (up to SETTLE_THREADS_S) and, on CUDA, for the whole
-    device: afterwards nothing the call left running can still write its output."""
+def descendants():
+    """{pid: name} of the live processes descended from this one (zombies aside), read from /proc;
+    empty where there is no /proc. A process that left the tree (a double fork) is not seen."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return {}
+    parent = {}
+    for d in entries:
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        close = stat.rfind(")")
+        fields = stat[close + 2:].split()
+        if len(fields) >= 2 and fields[0] != "Z":
+            parent[int(d)] = (int(fields[1]), stat[stat.find("(") + 1:close])
+    found, frontier = {}, [os.getpid()]
+    while frontier:
+        p = frontier.pop()
+        for pid, (pp, name) in parent.items():
+            if pp == p and pid not in found:
+                found[pid] = name
+                frontier.append(pid)
+    return found
+
+
+def settle(torch, device, before, processes_before=None):
+    """Waits for the threads a call started (up to SETTLE_THREADS_S), for the processes it started
+    when `processes_before` (descendants() before the call) is given (up to SETTLE_PROCESSES_S), and
+    on CUDA for the whole device: afterwards nothing the call left running can still write its
+    output. Returns the processes the call started, {pid: name}: judged by what they did (the
+    output checked afterwards), so a pool that outlives the call and writes nothing is no fault."""
     deadline = time.monotonic() + SETTLE_THREADS_S
     for t in new_threads(before):
         t.join(max(0.0, deadline - time.monotonic()))
+    started = {}
+    if processes_before is not None:
+        started = {p: n for p, n in descendants().items() if p not in processes_before}
+        running = dict(started)
+        until = time.monotonic() + SETTLE_PROCESSES_S
+        while running and time.monotonic() < until:
+            time.sleep(0.02)
+            alive = descendants()
+            running = {p: n for p, n in running.items() if p in alive}
     if device == "cuda":
         torch.cuda.synchronize()
+    return started
 
 
-def changed_after_return_message(where, n, numel):
+def changed_after_return_message(where, n, numel, processes=()):
+    if processes:
+        return (
+            f"{where}: the output changed after the call returned ({n} of {numel} elements differ once the processes it started "
+            f"({', '.join(processes)}) had ended and the device was synchronised): work continued after the call returned, in "
+            "another process, which the timing does not see"
+        )
     return (
         f"{where}: the output changed after the call returned ({n} of {numel} elements differ once the threads it started had "
         "ended and the device was synchronised): work continued after the call returned, on another thread or stream, which "

@@ -11,7 +11,7 @@ import threading
 import time
 
 from .device import error_record, is_out_of_memory, sync_stream
-from .outputs import bits_differ, output_problem, settle
+from .outputs import bits_differ, descendants, output_problem, settle
 
 # A variant whose device work outlives its own stream's end event by this much (and by this
 # fraction of its timed duration) launched work on another stream than the one timed.
@@ -198,6 +198,7 @@ class Verifier:
         out.fill_(math.nan)
         drain_ms = event_ms = None
         threads = set(threading.enumerate())
+        processes = descendants()
         if self.device == "cuda" and first:
             res, drain_ms, event_ms, host_ms = self.drain_probe(lambda: run(inputs, out))
             # One host-timed synchronize() is no evidence: the host thread can be descheduled
@@ -221,7 +222,7 @@ class Verifier:
         res1 = res.clone()
         # Finished when the call returned: nothing it left running (a thread, another stream) may
         # change the output afterwards, outside the timed interval.
-        settle(torch, self.device, threads)
+        started = settle(torch, self.device, threads, processes)
         after_return = bits_differ(torch, res, res1)
         # Second run on the same inputs over a finite sentinel: an element that stays NaN in the
         # first run and keeps the sentinel in the second was never written.
@@ -258,6 +259,7 @@ class Verifier:
         return {
             "late_work": late,
             "after_return": after_return,
+            "after_return_processes": [f"{name} (pid {pid})" for pid, name in started.items()] if after_return else [],
             "third_moved": third,
             "out_bits": out_bits,
             "seed": seed,
