@@ -32,10 +32,10 @@ class PairedRunner:
         # the case-wide 0.5 s took about 20 s of a 350 s A/A run, and its two rounds per arm of
         # every variant still about 10 s of run 21's 324 s.
         warm_s = self.args.first_warmup_s if first else 0.0
-        same = self.identical_variants(m, variants, base_variants)
+        references = reference_names(m)
+        same = self.identical_variants(m, variants, base_variants, references)
         if same:
             say(f"{m.name} {case.id}: {', '.join(same)}: {IDENTICAL_REASON} in base and head: verified, not timed")
-        references = [v["name"] for v in m.variants if v.get("role") == "reference"]
         pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.opts.as_dict(), warm_s, say, identical=same, references=references)
         records, why = attempt(pc)
         if why:
@@ -55,7 +55,7 @@ class PairedRunner:
                 self.runner.document.add_stage_seconds({"confirm": spent})
         return records
 
-    def identical_variants(self, m, variants, base_variants):
+    def identical_variants(self, m, variants, base_variants, references):
         """The variants of a paired case named by --identical that the base has for this case too,
         left untimed. The caller chooses the A/A control: the action names every identical
         reference but the kernel's control (src/measure/identity.ts, controlReferences), and a
@@ -63,14 +63,17 @@ class PairedRunner:
         same: when the list names every reference the case has, they stay timed (nothing else
         would tell a machine that was not quiet), and are left untimed only when no candidate is
         timed (nothing to control)."""
-        roles = {v["name"]: v.get("role") for v in m.variants}
         named = [v for v in variants if (m.name, v) in self.identical and v in base_variants]
-        candidate_timed = any(roles.get(v) != "reference" and v not in named for v in variants)
-        references = [v for v in variants if roles.get(v) == "reference" and v in base_variants]
-        control_kept = any(v not in named for v in references)
+        candidate_timed = any(v not in references and v not in named for v in variants)
+        control_kept = any(v in base_variants and v not in named for v in references if v in variants)
         if not candidate_timed or control_kept:
             return named
-        return [v for v in named if roles.get(v) != "reference"]
+        return [v for v in named if v not in references]
+
+
+def reference_names(m):
+    """The kernel's variants whose role is reference (the A/A controls)."""
+    return {v["name"] for v in m.variants if v.get("role") == "reference"}
 
 
 def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_only=False):
