@@ -95,6 +95,10 @@ class Verifier:
     kernel module), `manifest` and `mark`, the stream checks (stream_checks.StreamChecks) and the
     judging of the checks (correctness.Correctness))."""
 
+    # The variants of the case being verified that will not be timed (a paired run's --identical
+    # ones, set by worker.Worker.paired): verified as always, without the timing's cache probe.
+    untimed: frozenset = frozenset()
+
     def verify(self, params, seeds, records, runners):
         """Runs every variant on fresh inputs for every seed; returns the oracle of the first seed
         (the timed runs' output is re-checked against it)."""
@@ -155,8 +159,10 @@ class Verifier:
             self.mark(v, f"verify {where}")
             try:
                 check = self.check_once_or_free(run, inputs, params, ref, idx, seed, first=first)
-                if check is not None and first and self.opt.get("timing") and not check.get("refused"):
-                    # Once per case and variant: does it serve results from a cache? (caching.py)
+                if check is not None and first and self.opt.get("timing") and v not in self.untimed and not check.get("refused"):
+                    # Once per case and variant that is timed: does it serve results from a cache
+                    # (caching.py)? Such a cache is what the timed runs would measure. A variant
+                    # left untimed (a paired run's --identical ones) skips it: 7 of its 15 calls.
                     check["cache"] = self.cache_probe(run, params, idx)
             except Exception as e:
                 records[v].update(status="error", error=error_record("verify", e))

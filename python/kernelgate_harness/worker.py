@@ -193,12 +193,14 @@ class Worker(Verifier, StreamChecks, Correctness, CacheProbe, GraphCapture, Time
             if msg.get("light"):
                 # A confirmation's set-up in a fresh process: the case was verified in full already.
                 self.opt = {**saved, "stress": False, "stream_checks": False}
+            # Variants identical in base and head (--identical) are verified, never timed.
+            self.untimed = frozenset(msg.get("untimed", ()))
             try:
                 records, runners, ref0, idx, phase_s = self.verify_case(msg)
             finally:
                 self.opt = saved
+                self.untimed = frozenset()
             self.pcase = {"records": records, "bench": None}
-            # Variants identical in base and head (--identical) are verified, never timed.
             runners = {v: r for v, r in runners.items() if v not in msg.get("untimed", ())}
             if runners:
                 t0 = time.perf_counter()

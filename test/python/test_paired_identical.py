@@ -18,12 +18,42 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
 CASE = "dtype=fp32,n=256"
 
 
-def make_repo(path, broken=(), second_reference=False):
+# A candidate that serves results from a cache keyed on its inputs' contents: right every time,
+# slow (30 ms) only on values it has not seen (the cache probe's second class, caching.py).
+MEMO = """
+
+_SEEN = {}
+
+
+def memo(params, ctx):
+    def run(inputs, out):
+        key = inputs["x"].numpy().tobytes()
+        if key not in _SEEN:
+            spin(30.0)
+            _SEEN[key] = inputs["x"] * 2
+        out.copy_(_SEEN[key])
+        return out
+
+    return run
+
+
+VARIANTS["memo"] = memo
+"""
+
+
+def make_repo(path, broken=(), second_reference=False, memo=False):
     shutil.copytree(FIXTURE, path)
     src = os.path.join(path, "sleepy_bench.py")
     with open(src) as f:
         text = f.read()
     text = text.replace("BROKEN = set()", f"BROKEN = {set(broken)!r}")
+    if memo:
+        text += MEMO
+        yml = os.path.join(path, "kernels", "sleepy", "kernel.yml")
+        with open(yml) as f:
+            manifest = f.read()
+        with open(yml, "w") as f:
+            f.write(manifest + "  - name: memo\n    role: candidate\n    description: a result cache keyed on the inputs' contents\n")
     if second_reference:
         text = text.replace('DELAY_MS = {"steady": 2.0,', 'DELAY_MS = {"steady": 2.0, "other_library": 2.0,')
         yml = os.path.join(path, "kernels", "sleepy", "kernel.yml")
@@ -151,3 +181,22 @@ def test_identical_takes_kernel_dot_variant_names(tmp_path):
     proc = harness(head, tmp_path / "r.json", "--base-root", str(head), "--identical", "planted")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == "python -m kernelgate_harness: error: --identical takes kernel.variant names, got 'planted'"
+
+
+def test_the_cache_probe_runs_for_the_variants_that_are_timed_only(tmp_path):
+    # The cache probe asks whether the timed runs would measure a cache (7 of a variant's 15 calls
+    # on its first seed: about half of a one-file pull request's verification of attention on the
+    # H100). A variant left untimed skips it; every other check of verification is as always.
+    head, base = make_repo(tmp_path / "head", memo=True), make_repo(tmp_path / "base", memo=True)
+    timed_out = tmp_path / "timed.json"
+    proc = harness(head, timed_out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", "sleepy.planted")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    timed = case(json.loads(timed_out.read_text()), "memo")
+    assert timed["correctness"]["status"] == "FAIL"
+    assert timed["correctness"]["message"].startswith("seed 0: cached result: calls on input values it had just seen took")
+    untimed_out = tmp_path / "untimed.json"
+    proc = harness(head, untimed_out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", "sleepy.planted,sleepy.memo")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    untimed = case(json.loads(untimed_out.read_text()), "memo")
+    assert untimed["identical"] == {"reason": "identical build and sources"} and "timing" not in untimed
+    assert untimed["correctness"]["status"] == "PASS" and untimed["correctness"]["seeds"] == [0, 1]
