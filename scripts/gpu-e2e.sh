@@ -50,7 +50,8 @@
 # commits of this repository: the nightly checks out the last good one); KG_SHA, the commit the
 # copy came from, is written to OUTDIR/source_sha.
 # Usage: scripts/gpu-e2e.sh OUTDIR SCENARIO...   (node must be on PATH; see docs/gpu-runs.md)
-# Needs .carry/standin/ (the stand-in bundle: scripts/pack-standin.sh) next to the checkout.
+# Needs .carry/standin/ (the stand-in bundle: scripts/pack-standin.sh) next to the checkout; the
+# stand-in is started by scripts/lib/runner.sh, as for scripts/gpu-quickstart.sh.
 set -uo pipefail
 
 out=${1:?usage: gpu-e2e.sh OUTDIR SCENARIO...}
@@ -61,15 +62,9 @@ store=${KG_BASELINE_DIR:-$out/baselines}
 fault_target=${KG_FAULT_TARGET:-attention.triton_fa2}
 mkdir -p "$store"
 
-standin=$(mktemp -d)
-cp -r "$root/.carry/standin/." "$standin/"
-xz -dkf "$standin/node_modules/@octokit/openapi/generated/api.github.com.json.xz"
-node "$standin/standin.mjs" --url-file "$standin/url" --state-file "$out/standin-state.json" \
-  --pr 42 >"$out/standin.log" 2>&1 &
-standin_pid=$!
-for _ in $(seq 50); do [[ -s $standin/url ]] && break; sleep 0.1; done
-api_url=$(cat "$standin/url")
-trap 'kill $standin_pid 2>/dev/null' EXIT
+# shellcheck source=lib/runner.sh
+source "$root/scripts/lib/runner.sh"
+standin_start "$out" --pr 42 || exit 2
 
 # The GPU machine gets a copy of the tree without .git: the commit comes in as KG_SHA.
 sha=${KG_SHA:-$(git -C "$root" rev-parse --verify -q HEAD 2>/dev/null)}

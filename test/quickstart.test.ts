@@ -2,39 +2,18 @@
 // each step marked `quickstart:run` runs there in order (bash, with KERNELGATE set to this checkout
 // and the venv's python3 first on PATH, as the page's install step would leave them), with the exit
 // status its marker states, and each `quickstart:output` block's lines appear in what the step
-// before it wrote. A shell block with no marker fails the test: no step is skipped silently.
+// before it wrote. A shell block with no marker fails the test: no step is skipped silently. The
+// page is read into blocks by scripts/lib/quickstart-page.mjs, as scripts/gpu-quickstart.sh reads it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
+import { blocksOf, PAGE_PATH } from '../scripts/lib/quickstart-page.mjs';
 import { describeWithVenv, VENV_PYTHON } from './support/venv.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const PAGE = readFileSync(join(ROOT, 'docs', 'quickstart.md'), 'utf8');
-
-type Block =
-  | { kind: 'file'; path: string; text: string }
-  | { kind: 'run'; exit: number; text: string }
-  | { kind: 'not-in-ci'; why: string; text: string }
-  | { kind: 'output'; of: string; text: string }
-  | { kind: 'unmarked'; lang: string; text: string };
-
-/** The page's fenced blocks, each with the marker comment on the line before it (if any). */
-function blocksOf(page: string): Block[] {
-  const out: Block[] = [];
-  const fence = /(?:<!-- quickstart:([a-z-]+)(?: ([^\n]*?))? -->\n)?```(\w*)\n([\s\S]*?)```/g;
-  for (const m of page.matchAll(fence)) {
-    const [, kind, arg = '', lang = '', text = ''] = m;
-    if (kind === 'file') out.push({ kind, path: arg, text });
-    else if (kind === 'run')
-      out.push({ kind, exit: Number(/exit=(\d+)/.exec(arg)?.[1] ?? 0), text });
-    else if (kind === 'not-in-ci') out.push({ kind, why: arg, text });
-    else if (kind === 'output') out.push({ kind, of: arg, text });
-    else out.push({ kind: 'unmarked', lang, text });
-  }
-  return out;
-}
+const PAGE = readFileSync(PAGE_PATH, 'utf8');
 
 const blocks = blocksOf(PAGE);
 
