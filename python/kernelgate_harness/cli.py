@@ -145,7 +145,8 @@ class Harness:
         for c in self.doc["cases"]:
             counts[c["status"]] = counts.get(c["status"], 0) + 1
         done = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        say(f"done in {time.time() - self.document.started:.1f} s: {done}{tails.summary(self.doc.get('tails'))}; results in {self.args.out}")
+        tail = tails.summary(self.doc.get("tails"))
+        say(f"done in {time.time() - self.document.started:.1f} s: {done}{tail}; results in {self.args.out} ({self.document.validated_by})")
 
     def _paired_base(self):
         """run.paired_base, and the line that says the run is paired."""

@@ -1,13 +1,12 @@
 """Builds the results document (kernelgate/results@1): throughput from each kernel's work formula,
 the measured ceilings, diagnostics for what the samples show (throttling, a wandering clock),
-schema validation and atomic writes. Datasheet peaks, and whether a rate is above them, are the
+and atomic writes (the schema's check before each is validation.py's). Datasheet peaks, and whether a rate is above them, are the
 TypeScript judge's (src/judge/throughput.ts findMeasurementErrors, from data/gpus.json): Python never judges."""
 
 import json
 import os
 
 SCHEMA_ID = "kernelgate/results@1"
-SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "schema", "results.schema.json")
 # Kept samples whose SM clocks spread wider than this (relative to their median) are flagged.
 CLOCK_SPREAD_FLAG = 0.10
 
@@ -109,19 +108,6 @@ def kernel_info(manifest, cases):
         if getattr(manifest, k):
             info[k] = getattr(manifest, k)
     return info
-
-
-def schema_errors(doc):
-    """Schema violations (path: message), or None when jsonschema is not installed (as on the GPU
-    runner, where the TypeScript side validates the file when it reads it)."""
-    try:
-        import jsonschema
-    except ImportError:
-        return None
-    with open(SCHEMA_PATH) as f:
-        schema = json.load(f)
-    errs = jsonschema.Draft7Validator(schema).iter_errors(doc)
-    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}" for e in errs]
 
 
 def write_atomic(path, doc):

@@ -4,7 +4,8 @@ import pytest
 
 from kernelgate_harness.cli import parse_args
 from kernelgate_harness.gpus import model_of
-from kernelgate_harness.results import add_ceiling_percentages, case_diagnostics, ceilings_from, run_selection, schema_errors, throughput
+from kernelgate_harness.results import add_ceiling_percentages, case_diagnostics, ceilings_from, run_selection, throughput
+from kernelgate_harness.validation import problem, validator
 
 
 def timed_case(median_ms, flops, nbytes=1e9, clocks=None, dtype="fp16", kernel="attention", variant="triton_fa2"):
@@ -73,13 +74,15 @@ def test_models_come_from_the_gpu_table():
     assert model_of("NVIDIA GeForce RTX 4090", "268410de") == "unknown"
 
 
-def test_schema_errors_name_the_field():
-    pytest.importorskip("jsonschema", reason="jsonschema is not installed (as on the GPU machine)")
+def test_schema_problems_name_the_file_the_field_the_case_and_the_value():
     doc = {
         "schema": "kernelgate/results@1", "run": {"started_at": "x", "harness": "h"}, "environment": {"gpu": {"name": "g"}}, "diagnostics": [],
         "kernels": [], "cases": [{"kernel": "k", "variant": "v", "case": "c", "params": {}, "status": "passed"}],
     }
-    assert schema_errors(doc) == ["cases/0/status: 'passed' is not one of ['ok', 'fail', 'error', 'timeout', 'skipped']"]
+    check, _ = validator()
+    assert problem("out.json", doc, check) == (
+        "out.json: cases[0].status (k/v c): must be one of ['ok', 'fail', 'error', 'timeout', 'skipped'] (got \"passed\")"
+    )
 
 
 @pytest.mark.parametrize(
