@@ -2,14 +2,7 @@
 // read from hand-written fixtures in NVIDIA's documented formats (test/fixtures/deep/README.md),
 // the targets, the runner against scripted tools (a missing tool, no permission to the counters),
 // the gate's rule and the report's folded section.
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -55,6 +48,22 @@ async function deepCli(args: string[]) {
 }
 const FIXTURES = join(ROOT, 'test/fixtures/deep');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
+
+/**
+ * A results document around a sanitizer run's cases, as the harness writes one: the run reads it
+ * through the validating reader (loadResults), so a stand-in harness writes a whole document. The
+ * recorded excerpts (memcheck-bsr_gemm/*.json) keep the cases only, without their params.
+ */
+function harnessDocument(cases: Record<string, unknown>[]): string {
+  return JSON.stringify({
+    schema: 'kernelgate/results@1',
+    run: { started_at: '2026-11-21T14:07:37Z', harness: 'kernelgate-harness 0.1.0' },
+    environment: { gpu: { name: 'NVIDIA H100 80GB HBM3' } },
+    diagnostics: [],
+    kernels: [],
+    cases: cases.map((c) => ({ params: {}, ...c })),
+  });
+}
 const config = loadConfig(ROOT);
 
 describe('compute-sanitizer output', () => {
@@ -414,7 +423,10 @@ describe('the recorded memcheck step (H100, deep17)', () => {
     const out = join(dir, 'sanitizer', 'memcheck');
     mkdirSync(out, { recursive: true });
     for (const f of readdirSync(RECORDED).filter((f) => f.endsWith('.json'))) {
-      copyFileSync(join(RECORDED, f), join(out, f));
+      const { cases } = JSON.parse(readFileSync(join(RECORDED, f), 'utf8')) as {
+        cases: Record<string, unknown>[];
+      };
+      writeFileSync(join(out, f), harnessDocument(cases));
     }
   };
   // The tool answers each run with its recorded log.
@@ -503,8 +515,8 @@ describe('the recorded memcheck step (H100, deep17)', () => {
       readFileSync(join(RECORDED, 'bsr_gemm-torch_bsr_dense_mm.json'), 'utf8'),
     ) as { cases: Record<string, string>[] };
     // triton_fa2 skipped (as the harness records it) on fp16, taken on the next case (causal).
-    const harness = (caseId: string, status: string) => ({
-      cases: [
+    const harness = (caseId: string, status: string) =>
+      harnessDocument([
         {
           ...skipped.cases[0],
           kernel: 'attention',
@@ -513,8 +525,7 @@ describe('the recorded memcheck step (H100, deep17)', () => {
           status,
           reason: 'needs a multiple of 16',
         },
-      ],
-    });
+      ]);
     const calls: string[] = [];
     const exec = {
       async run(command: string, args: readonly string[]) {
@@ -522,7 +533,7 @@ describe('the recorded memcheck step (H100, deep17)', () => {
         const out = args[args.indexOf('--out') + 1] as string;
         const caseId = args[args.indexOf('--case-params') + 1] as string;
         const status = caseId.endsWith('causal=false') ? 'skipped' : 'ok';
-        writeFileSync(out, JSON.stringify(harness(caseId, status)));
+        writeFileSync(out, harness(caseId, status));
         return { exitCode: 0, stdout: fixture('memcheck-clean.txt'), stderr: '' };
       },
     };
@@ -576,7 +587,7 @@ describe("findings in the harness's own code", () => {
         const variant = args[args.indexOf('--variants') + 1] as string;
         const caseId = args[args.indexOf('--case-params') + 1] as string;
         const record = { kernel: 'bsr_gemm', variant, case: caseId, status: 'ok' };
-        writeFileSync(out, JSON.stringify({ cases: [record] }));
+        writeFileSync(out, harnessDocument([record]));
         const stdout = variant === 'triton_bsr' ? log : fixture('memcheck-clean.txt');
         return { exitCode: 0, stdout, stderr: '' };
       },
@@ -680,6 +691,52 @@ describe("findings in the harness's own code", () => {
   });
 });
 
+describe("the harness's document of a sanitizer run", () => {
+  it('is read through the validating reader: one the schema refuses is an error naming file, field and value', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-deep-invalid-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-invalid-bin-'));
+    writeFileSync(join(bin, 'compute-sanitizer'), '');
+    const attention = config.kernels.find((k) => k.manifest.name === 'attention')!;
+    const exec = {
+      async run(_command: string, args: readonly string[]) {
+        const out = args[args.indexOf('--out') + 1] as string;
+        const variant = args[args.indexOf('--variants') + 1] as string;
+        const caseId = args[args.indexOf('--case-params') + 1] as string;
+        const status = variant === 'triton_fa2' ? 'passed' : 'ok';
+        writeFileSync(
+          out,
+          harnessDocument([{ kernel: 'attention', variant, case: caseId, status }]),
+        );
+        return { exitCode: 0, stdout: fixture('memcheck-clean.txt'), stderr: '' };
+      },
+    };
+    const out = await runDeep(
+      { ...config, kernels: [attention] },
+      {
+        workspace: ROOT,
+        harnessRoot: ROOT,
+        python: 'python3',
+        kernelsDir: 'kernels',
+        outDir: dir,
+        sanitizerPath: join(bin, 'compute-sanitizer'),
+        env: { PATH: '' },
+        checks: ['memcheck'],
+        jobs: 1,
+      },
+      exec,
+    );
+    const fa2 = out.deep.sanitizer?.find((s) => s.variant === 'triton_fa2');
+    const file = join(dir, 'sanitizer', 'memcheck', 'attention-triton_fa2.json');
+    expect(fa2).toMatchObject({ status: 'error', errors: 0 });
+    expect(fa2?.first_lines).toBe(
+      `memcheck saw nothing of the variant: the harness's results cannot be read: ${file}: cases[0].status (attention/triton_fa2 ${fa2?.case}) must be one of "ok", "fail", "error", "timeout", "skipped" (got "passed")`,
+    );
+    const others = out.deep.sanitizer?.filter((s) => s.variant !== 'triton_fa2') ?? [];
+    expect(others.length).toBeGreaterThan(0);
+    expect(others.every((s) => s.status === 'clean')).toBe(true);
+  });
+});
+
 describe('the time box', () => {
   it('keeps the finished runs, stops the one in flight, and does not start the rest', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kg-deep-box-'));
@@ -703,7 +760,7 @@ describe('the time box', () => {
         }
         now += 10;
         const record = { kernel: 'attention', variant, case: caseId, status: 'ok' };
-        writeFileSync(out, JSON.stringify({ cases: [record] }));
+        writeFileSync(out, harnessDocument([record]));
         return { exitCode: 0, stdout: fixture('memcheck-clean.txt'), stderr: '' };
       },
     };

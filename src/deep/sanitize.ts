@@ -1,11 +1,11 @@
 // compute-sanitizer over each target (through the harness: one variant, one case, one seed, no
 // timing): on its kernel's smallest case, or the next it takes when the harness skips it there;
 // not checked, with the reason, when it takes none or the time box ran out first.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Exec } from '../lib/index.js';
-import type { SanitizerRun } from '../results/index.js';
+import { loadResults, type SanitizerRun } from '../results/index.js';
 import {
   both,
   type Box,
@@ -36,10 +36,10 @@ type HarnessProblem =
 function harnessCaseProblem(resultsPath: string, t: DeepTarget, caseId: string): HarnessProblem {
   if (!existsSync(resultsPath)) return { kind: 'missing', message: 'the harness wrote no results' };
   try {
-    const doc = JSON.parse(readFileSync(resultsPath, 'utf8')) as {
-      cases?: { kernel: string; variant: string; case: string; status: string; reason?: string }[];
-    };
-    const c = doc.cases?.find(
+    // Validated as every results document kernelgate reads (src/results): a document the schema
+    // refuses says so, naming the file, the field and the value, rather than being half read.
+    const doc = loadResults(resultsPath);
+    const c = doc.cases.find(
       (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId,
     );
     if (!c) {
@@ -51,7 +51,8 @@ function harnessCaseProblem(resultsPath: string, t: DeepTarget, caseId: string):
     if (c.status === 'skipped') return { kind: 'skipped', reason: c.reason ?? '' };
     return undefined;
   } catch (error) {
-    return { kind: 'missing', message: `the harness's results cannot be read: ${String(error)}` };
+    const detail = error instanceof Error ? error.message : String(error);
+    return { kind: 'missing', message: `the harness's results cannot be read: ${detail}` };
   }
 }
 
