@@ -15,6 +15,7 @@ import { compare, evaluateTiers, gate, harnessOnly } from '../src/judge/index.js
 import { scriptedExec } from '../src/lib/index.js';
 import { renderReport } from '../src/report/index.js';
 import { PLANTED_OOB_FINDING } from './support/deep.js';
+import { harnessDocument } from './support/harness-document.js';
 import {
   type KernelgateResults,
   loadResults,
@@ -124,7 +125,10 @@ describe('the planted out-of-bounds write (deep22)', { timeout: 120_000 }, () =>
         if (command !== sanitizer) return scripted.run(command, args);
         const variant = args[args.indexOf('--variants') + 1];
         if (variant === 'library') {
-          writeFileSync(args[args.indexOf('--out') + 1] as string, text('faulty-library.json'));
+          const { cases } = JSON.parse(text('faulty-library.json')) as {
+            cases: Record<string, unknown>[];
+          };
+          writeFileSync(args[args.indexOf('--out') + 1] as string, harnessDocument(cases));
           return { exitCode: 0, stdout: text('faulty-library.log'), stderr: '' };
         }
         const log = readFileSync(join(FIXTURES, 'memcheck-oob.txt'), 'utf8');

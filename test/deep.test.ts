@@ -25,6 +25,7 @@ import {
 import { deepCommand, runCli } from '../src/cli/index.js';
 import { compare, evaluateTiers, gate } from '../src/judge/index.js';
 import { scriptedExec } from '../src/lib/index.js';
+import { harnessDocument } from './support/harness-document.js';
 import { renderReport } from '../src/report/index.js';
 import {
   loadResults,
@@ -49,21 +50,6 @@ async function deepCli(args: string[]) {
 const FIXTURES = join(ROOT, 'test/fixtures/deep');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 
-/**
- * A results document around a sanitizer run's cases, as the harness writes one: the run reads it
- * through the validating reader (loadResults), so a stand-in harness writes a whole document. The
- * recorded excerpts (memcheck-bsr_gemm/*.json) keep the cases only, without their params.
- */
-function harnessDocument(cases: Record<string, unknown>[]): string {
-  return JSON.stringify({
-    schema: 'kernelgate/results@1',
-    run: { started_at: '2026-11-21T14:07:37Z', harness: 'kernelgate-harness 0.1.0' },
-    environment: { gpu: { name: 'NVIDIA H100 80GB HBM3' } },
-    diagnostics: [],
-    kernels: [],
-    cases: cases.map((c) => ({ params: {}, ...c })),
-  });
-}
 const config = loadConfig(ROOT);
 
 describe('compute-sanitizer output', () => {
