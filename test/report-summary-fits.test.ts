@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { MAX_COLUMNS } from '../src/report/results-tables.js';
-import { CHART_LABEL_CHARS, chartLabel, MIN_CHART_BARS } from '../src/report/kernels.js';
+import { CHART_LABEL_CHARS, chartLabel, htmlText, MIN_CHART_BARS } from '../src/report/kernels.js';
 import { validateResults, type KernelgateResults } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -63,7 +63,7 @@ describe('the job summary of the recorded H100 runs fits', () => {
     const summaries = [
       ...full.matchAll(/<details( open)?><summary><b>(\w[^<]*)<\/b>: (.*)<\/summary>/g),
     ];
-    expect(summaries.map((m) => m[2])).toEqual(['gemm', 'attention', 'bsr\\_gemm']);
+    expect(summaries.map((m) => m[2])).toEqual(['gemm', 'attention', 'bsr_gemm']);
     for (const [, open, , line] of summaries) {
       expect(Boolean(open), line).toBe(/slower|wrong/.test(line ?? ''));
     }
@@ -95,6 +95,11 @@ describe('the job summary of the recorded H100 runs fits', () => {
     );
     expect(shown).toContain('<summary><b>gemm</b>: 3 cases · ⚪ 3 same</summary>');
     expect(shown).not.toContain('| op=matmul'); // gemm's table is folded
+  });
+
+  it("writes a kernel's fold line as HTML: no Markdown backslash, its name's markup escaped", () => {
+    expect(htmlText('bsr_gemm')).toBe('bsr_gemm');
+    expect(htmlText('a<b>&c')).toBe('a&lt;b&gt;&amp;c');
   });
 
   it('cuts a long chart label to 20 characters with an ellipsis, and keeps a short one', () => {
