@@ -44,8 +44,12 @@ export KERNELGATE_REQUIRE_ADAPTER_TOOLS=1
 # The TypeScript tests that need .venv fail, rather than skip, without it (test/support/venv.ts).
 export KERNELGATE_REQUIRE_VENV=1
 
-step "Chromium (Debian's) for the trend dashboard test (test/history-dashboard.test.ts)"
-need_deb "command -v chromium" "the dashboard test needs it" chromium
+step "Chromium (Debian's) and an emoji font for the browser tests (test/history-dashboard.test.ts, test/report-screens.test.ts)"
+need_deb "command -v chromium" "the dashboard and report-screen tests need it" chromium
+need_deb "test -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf" \
+  "the report screenshots show the verdicts' emoji" fonts-noto-color-emoji
+# The browser tests fail, rather than skip, without it (test/support/chromium.ts).
+export KERNELGATE_REQUIRE_BROWSER=1
 
 step "generated types match schema/results.schema.json"
 npm run --silent gen:types -- --check

@@ -1,0 +1,217 @@
+// Issue 32, "what a team reads", checked where a team reads it: the job summary and the sticky
+// comment of the recorded H100 runs of 2026-11-26 (run 64, paired A/A of the whole set; run 65,
+// triton_fa2 planted 1 % slower), rendered as GitHub renders them (test/support/github-page.ts)
+// and laid out by headless Chromium (test/support/chromium.ts), measured there and shot.
+// KG_WRITE_EXAMPLES=1 writes the screenshots into docs/examples/ (their README lists them).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { loadConfig } from '../src/config/index.js';
+import { judge } from '../src/pipeline/index.js';
+import { MAX_COLUMNS } from '../src/report/results-tables.js';
+import { loadResults } from '../src/results/index.js';
+import { Browser, inBrowser, NO_BROWSER_REASON, BROWSER, type Page } from './support/chromium.js';
+import {
+  PR_COLUMN_PX,
+  PR_WINDOW,
+  prViewPage,
+  SUMMARY_WINDOW,
+  summaryPage,
+} from './support/github-page.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const RUNS = {
+  aa: 'paired-aa-h100-run64',
+  slow: 'paired-slow1-h100-run65',
+} as const;
+const SHOTS = process.env['KG_WRITE_EXAMPLES']
+  ? join(ROOT, 'docs/examples')
+  : mkdtempSync(join(tmpdir(), 'kg-shots-'));
+
+function rendered(run: string) {
+  return judge(
+    loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz')),
+    undefined,
+    loadConfig(ROOT),
+    'pr',
+    { runUrl: 'https://github.com/octo/kernels/actions/runs/42', prNumber: 7 },
+  ).rendered;
+}
+
+/** What the laid-out page shows, measured in it. */
+interface Layout {
+  /** the page scrolls sideways */
+  pageOverflow: boolean;
+  /** every <details>: open, and its summary line */
+  details: { open: boolean; summary: string }[];
+  tables: {
+    /** the heading above it (h2-h4, or its section's summary line); tables in closed sections are left out */
+    under: string;
+    columns: number;
+    /** its content is wider than its box: it scrolls sideways */
+    scrolls: boolean;
+    width: number;
+    /** cells whose text takes more than one line, by their text */
+    wrapped: string[];
+  }[];
+  /** the content boxes that overflow the comment's or the summary's column */
+  overflowing: string[];
+  mermaid: { source: string; height: number }[];
+}
+
+const MEASURE = String.raw`(() => {
+  const body = document.querySelector('.markdown-body');
+  // shown: every <details> around it is open (a closed one's summary line is shown)
+  const shownIn = (e) => {
+    for (let d = e.closest('details'); d; d = d.parentElement.closest('details'))
+      if (!d.open && !(d.querySelector('summary').contains(e))) return false;
+    return true;
+  };
+  let under = '';
+  const tables = [];
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_ELEMENT);
+  for (let e = walker.nextNode(); e; e = walker.nextNode()) {
+    if (/^H[2-4]$/.test(e.tagName) || e.tagName === 'SUMMARY') under = e.textContent.trim();
+    if (e.tagName !== 'TABLE') continue;
+    const wrapped = [];
+    for (const cell of e.querySelectorAll('td, th')) {
+      const range = document.createRange();
+      range.selectNodeContents(cell);
+      const line = parseFloat(getComputedStyle(cell).lineHeight);
+      if (range.getBoundingClientRect().height > 1.5 * line)
+        wrapped.push(cell.textContent.trim());
+    }
+    if (!shownIn(e)) continue;
+    tables.push({ under,
+      columns: Math.max(...[...e.rows].map((r) => r.cells.length)),
+      scrolls: e.scrollWidth > e.clientWidth + 1, width: e.getBoundingClientRect().width, wrapped });
+  }
+  const right = body.getBoundingClientRect().right - parseFloat(getComputedStyle(body).paddingRight);
+  const overflowing = [...body.querySelectorAll('*')]
+    .filter((e) => shownIn(e) && e.getBoundingClientRect().right > right + 1
+      && !e.closest('table, pre'))
+    .map((e) => e.tagName + ': ' + e.textContent.slice(0, 60));
+  return {
+    pageOverflow: document.documentElement.scrollWidth > innerWidth,
+    details: [...body.querySelectorAll('details')].map((d) => ({ open: d.open,
+      summary: d.querySelector('summary').textContent.trim() })),
+    tables, overflowing,
+    mermaid: [...body.querySelectorAll('code.language-mermaid')].map((c) => ({
+      source: c.textContent, height: c.closest('pre').getBoundingClientRect().height })),
+  };
+})()`;
+
+let browser: Browser | undefined;
+beforeAll(() => {
+  if (BROWSER) browser = Browser.launch();
+});
+afterAll(() => browser?.close());
+
+/** Opens the page's HTML in a tab of that size; shoots it into `shot` (its top `height` px). */
+async function open(
+  html: string,
+  window: { width: number; height: number },
+  shot: string,
+  height?: number,
+): Promise<{ page: Page; layout: Layout }> {
+  const dir = mkdtempSync(join(tmpdir(), 'kg-page-'));
+  writeFileSync(join(dir, 'page.html'), html);
+  const page = await browser!.page(window.width, window.height);
+  await page.goto(`file://${join(dir, 'page.html')}`);
+  const layout = await page.evaluate<Layout>(MEASURE);
+  writeFileSync(join(SHOTS, shot), await page.screenshot(height));
+  return { page, layout };
+}
+
+/** The `bars` of a Mermaid chart's source, and the height its init line asks for. */
+function chartOf(source: string): { bars: number; height: number } {
+  return {
+    bars: (/bar \[(.*)\]/.exec(source)?.[1] ?? '').split(', ').length,
+    height: Number(/"height": (\d+)/.exec(source)?.[1]),
+  };
+}
+
+const suffix = BROWSER ? '' : ` (${NO_BROWSER_REASON})`;
+
+describe(`the job summary of the recorded H100 runs, as GitHub shows it${suffix}`, () => {
+  // Each kernel is a <details>: closed unless a case of it is slower or wrong; every other fold
+  // (the evidence, diagnostics, build facts, environment) closed.
+  const CASES = [
+    // run, screenshot, the sections open
+    [RUNS.aa, 'summary-aa-h100.png', []],
+    [
+      RUNS.slow,
+      'summary-slow1-h100.png',
+      ['attention: 196 cases · 🔴 24 slower · 🟡 1 ambiguous · ⚪ 171 same'],
+    ],
+  ] as const;
+  inBrowser.each(CASES)(
+    '%s: folds, table widths, the changed table, charts (%s)',
+    async (run, shot, open_) => {
+      const { layout } = await open(summaryPage(rendered(run).full), SUMMARY_WINDOW, shot, 2600);
+      expect(layout.pageOverflow).toBe(false);
+      expect(layout.overflowing).toEqual([]);
+      // Folded unless something is wrong
+      expect(layout.details.filter((d) => d.open).map((d) => d.summary)).toEqual(open_);
+      expect(layout.details.map((d) => d.summary.split(':')[0])).toEqual(
+        expect.arrayContaining(['gemm', 'attention', 'bsr_gemm']), // as written: HTML, not Markdown
+      );
+      // No table of more than MAX_COLUMNS columns, shown or folded
+      for (const t of layout.tables) expect(t.columns, t.under).toBeLessThanOrEqual(MAX_COLUMNS);
+      // The changed table (run 65's attention): no Δ, verdict, time or CI cell wraps
+      const changed = layout.tables.filter((t) => t.under === 'attention');
+      expect(changed).toHaveLength(open_.length);
+      for (const t of changed) {
+        // the case (its axes) and the second pair's note wrap at 1012 px; everything else is one line
+        for (const cell of t.wrapped)
+          expect(cell).toMatch(
+            /^(base ms|dtype=.*|confirmed in a second pair of worker processes: .*)$/,
+          );
+        expect(t.wrapped.filter((c) => /%|SLOWER|^\d/.test(c))).toEqual([]);
+      }
+      // Charts as tall as their bars: 90 px and 32 a bar (attention's 8 variants, bsr_gemm's 6)
+      expect(layout.mermaid.map((m) => chartOf(m.source))).toEqual([
+        { bars: 8, height: 90 + 32 * 8 },
+        { bars: 6, height: 90 + 32 * 6 },
+      ]);
+    },
+    30_000,
+  );
+});
+
+describe(`the sticky comment in a pull request's conversation (${PR_COLUMN_PX} px)${suffix}`, () => {
+  const CASES = [
+    // run, screenshot, the PR's title, the tables that scroll sideways inside the column
+    [RUNS.aa, 'pr-view-aa-h100.png', 'Attention: comment-only change (A/A)', []],
+    // the changed cases keep a column per axis in the comment: 13 columns, 1.6 columns' worth
+    [RUNS.slow, 'pr-view-slow1-h100.png', 'triton_fa2: a 1 % slower tile loop', ['attention']],
+  ] as const;
+  inBrowser.each(CASES)(
+    '%s: nothing overflows the column (%s)',
+    async (run, shot, title, scrolls) => {
+      const { page, layout } = await open(
+        prViewPage(rendered(run).comment, title),
+        PR_WINDOW,
+        shot,
+      );
+      // The page never scrolls sideways, and nothing but a table (scrolling inside itself) is
+      // wider than the comment's column.
+      expect(layout.pageOverflow).toBe(false);
+      expect(layout.overflowing).toEqual([]);
+      expect(layout.tables.filter((t) => t.scrolls).map((t) => t.under)).toEqual(scrolls);
+      // The column is the comment box's: 780 px, its body 746 px inside the padding and border
+      expect(await page.evaluate<number>("document.getElementById('comment').offsetWidth")).toBe(
+        PR_COLUMN_PX,
+      );
+      expect(layout.tables.every((t) => t.width <= PR_COLUMN_PX - 34)).toBe(true);
+      // The outcome and the policy line are on the first screen
+      const top = await page.evaluate<number[]>(
+        "[...document.querySelectorAll('.markdown-body h2, .markdown-body li')].filter((e) => /kernelgate:|Policy:/.test(e.textContent)).map((e) => Math.round(e.getBoundingClientRect().bottom))",
+      );
+      expect(top).toHaveLength(run === RUNS.slow ? 2 : 1); // a pass with nothing slower states no policy
+      for (const y of top) expect(y).toBeLessThan(PR_WINDOW.height);
+    },
+    30_000,
+  );
+});
