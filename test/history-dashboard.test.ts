@@ -2,7 +2,7 @@
 // from a history imported with `history import`, and from a thousand simulated runs, opened
 // offline in headless Chromium (Debian's `chromium`), which reports how many charts the page made
 // and painted, and what each chart drew (its series, marks and band: <script id="kg-drawn">).
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { seededRandom } from '../src/lib/index.js';
 import { bareRemote } from './support/git-remote.js';
 import { branchStore } from '../src/history/branch-store.js';
 import { actionsExec } from '../src/lib/index.js';
+import { Browser, BROWSER, HEADLESS_FLAGS, inBrowser } from './support/chromium.js';
 
 export const RECORDED = [
   'calibration/run1',
@@ -35,20 +36,7 @@ export const RECORDED = [
   'paired-slow2-h100',
 ];
 
-function chromium(): string | undefined {
-  for (const name of ['chromium', 'chromium-browser']) {
-    try {
-      execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'pipe' });
-      return name;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-const browser = chromium();
-// CI installs it (scripts/test.sh); elsewhere the browser checks are skipped, saying so.
-const inBrowser = browser || process.env['CI'] ? it : it.skip;
+const browser = BROWSER;
 
 interface Drawn {
   hash: string;
@@ -88,17 +76,7 @@ function open(file: string, hash = ''): Promise<Opened> {
   return new Promise((done, fail) => {
     execFile(
       browser ?? 'chromium',
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--no-first-run',
-        '--proxy-server=127.0.0.1:9', // nothing outside the file can load
-        '--virtual-time-budget=10000',
-        '--dump-dom',
-        `file://${file}${hash}`,
-      ],
+      [...HEADLESS_FLAGS, '--virtual-time-budget=10000', '--dump-dom', `file://${file}${hash}`],
       { maxBuffer: 256 * 1024 * 1024, timeout: 60_000 },
       (error, stdout) => {
         if (error) return fail(error);
@@ -305,6 +283,91 @@ describe('trend dashboard', () => {
         'throughput (GB/s; higher is faster)',
         'GB/s',
       ]);
+    },
+    120_000,
+  );
+
+  inBrowser(
+    'a drag across a chart keeps its runs as the range, in the link, and the link opens it again',
+    async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'dashboard.html');
+      writeFileSync(file, buildDashboard(recordedRecords(), { config: loadConfig('.') }));
+      const chrome = Browser.launch();
+      try {
+        // What the page drew, once it has drawn what its link says
+        const drawnNow = `new Promise((done) => { const wait = () => {
+          const d = document.getElementById('kg-drawn').textContent;
+          if (d && JSON.parse(d).hash === (location.hash || '#')) done(JSON.parse(d));
+          else setTimeout(wait, 20); }; wait(); })`;
+        const page = await chrome.page(1600, 1500);
+        await page.goto(`file://${file}`);
+        const before = await page.evaluate<Drawn>(drawnNow);
+        // H200's attention time: its 9 runs (5 on main, 4 on pull/42)
+        const at = before.charts.findIndex(
+          (c) => c.sku === 'H200' && c.kernel === 'attention' && c.chart === 'ms',
+        );
+        const all = before.charts[at]!;
+        expect(all.runs).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        // Drag across its plot from half-way between runs 1 and 2 to half-way between runs 4
+        // and 5 (the x axis spans the first run's time to the last's)
+        const box = await page.evaluate<{
+          x: number;
+          y: number;
+          w: number;
+          h: number;
+          t: number[];
+        }>(
+          `(() => { const over = document.querySelectorAll('.chart')[${at}].querySelector('.u-over');
+            over.scrollIntoView({ block: 'center' });
+            const r = over.getBoundingClientRect();
+            const sku = JSON.parse(document.getElementById('data').textContent).skus
+              .find((s) => s.sku === 'H200');
+            return { x: r.left, y: r.top, w: r.width, h: r.height, t: sku.runs.map((r) => r.t) }; })()`,
+        );
+        const xOf = (t: number) =>
+          box.x + (box.w * (t - box.t[0]!)) / (box.t[box.t.length - 1]! - box.t[0]!);
+        const mid = (a: number) => (xOf(box.t[a]!) + xOf(box.t[a + 1]!)) / 2;
+        await page.drag(mid(1), mid(4), box.y + box.h / 2);
+        const zoomed = await page.evaluate<Drawn>(
+          `new Promise((done, fail) => { const end = Date.now() + 5000; const wait = () =>
+            /from=/.test(location.hash) ? done() : Date.now() > end ?
+            fail(new Error('no range in the link after the drag: ' + location.hash)) :
+            setTimeout(wait, 20); wait(); }).then(() => ${drawnNow})`,
+        );
+        // The range is the first and last run the drag covered, to the second, in the link
+        const { from, to } = zoomed.state;
+        expect(from).toMatch(/^2026-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+        expect(to).toMatch(/^2026-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+        const q = new URLSearchParams(zoomed.hash.slice(1));
+        expect([q.get('from'), q.get('to')]).toEqual([from, to]);
+        const runs = zoomed.charts[at]!.runs;
+        expect(runs).toEqual([2, 3, 4]);
+        const iso = (t: number) => new Date(t * 1000).toISOString().slice(0, 19);
+        expect([from, to]).toEqual([iso(box.t[2]!), iso(box.t[4]!)]);
+        // every chart of the SKU shows that range
+        for (const c of zoomed.charts.filter((c) => c.sku === 'H200' && c.series.length))
+          expect(c.runs, c.title).toEqual(runs);
+        const link = await page.evaluate<string>('location.href');
+        expect(link).toContain(zoomed.hash);
+        // A fresh tab opened on the link draws the same range
+        const again = await chrome.page(1600, 1500);
+        await again.goto(link);
+        const reopened = await again.evaluate<Drawn>(drawnNow);
+        expect(reopened.state).toMatchObject({ from, to });
+        expect(reopened.charts.map((c) => [c.sku, c.kernel, c.chart, c.runs])).toEqual(
+          zoomed.charts.map((c) => [c.sku, c.kernel, c.chart, c.runs]),
+        );
+        // "all runs" takes the range away again
+        await again.evaluate("document.getElementById('all-runs').click()");
+        const reset = await again.evaluate<Drawn>(drawnNow);
+        expect([reset.state.from, reset.state.to, reset.charts[at]!.runs]).toEqual([
+          '',
+          '',
+          all.runs,
+        ]);
+      } finally {
+        chrome.close();
+      }
     },
     120_000,
   );

@@ -1,6 +1,7 @@
 // The dashboard page's style and drawing code (plain browser JavaScript, no modules), inlined by
 // src/history/dashboard.ts. The view's state (branch, range, view, each kernel's case and
-// focused variant) lives in the URL's hash, so a link opens the same view. What was drawn is
+// focused variant) lives in the URL's hash, so a link opens the same view; a drag across a chart
+// sets the range to the runs it covers (to the second), written into the hash like the date pickers. What was drawn is
 // written into <script id="kg-drawn"> (series, marks, band per chart) for the headless tests.
 
 export const PAGE_CSS = `
@@ -48,7 +49,10 @@ export const PAGE_JS = String.raw`
   }
   function link(href, text) { return el('a', { href: href, target: '_blank', rel: 'noopener' }, text); }
   function day(t) { return new Date(t * 1000).toISOString().slice(0, 10); }
+  function stamp(t) { return new Date(t * 1000).toISOString().slice(0, 19); }
   // ---- URL state: #branch=…&from=…&to=…&view=…&case:SKU/kernel=…&focus:SKU/kernel=…
+  // from and to are a day (2026-11-21, from the date pickers) or a UTC time to the second
+  // (2026-11-21T03:15:07, from a drag across a chart: its first and last run).
   function readHash() {
     var q = new URLSearchParams(location.hash.replace(/^#/, ''));
     state = { branch: q.get('branch') || 'all', from: q.get('from') || '', to: q.get('to') || '',
@@ -77,8 +81,9 @@ export const PAGE_JS = String.raw`
   }
   function visible(run) {
     if (state.branch !== 'all' && run.branch !== state.branch) return false;
-    var d = day(run.t);
-    return (!state.from || d >= state.from) && (!state.to || d <= state.to);
+    var at = stamp(run.t), d = at.slice(0, 10);
+    return (!state.from || (state.from.length > 10 ? at : d) >= state.from) &&
+      (!state.to || (state.to.length > 10 ? at : d) <= state.to);
   }
   function commitUrl(run) {
     if (!run.commit) return null;
@@ -210,7 +215,9 @@ export const PAGE_JS = String.raw`
       width: width, height: 260, bands: bands,
       scales: { x: { time: true }, y: { distr: spec.log && !rel ? 3 : 1 } },
       axes: [{}, { label: rel ? '% of first run' : spec.label, size: 60 }],
-      series: series, legend: { live: true }, cursor: { points: { size: 6 } },
+      series: series, legend: { live: true },
+      cursor: { points: { size: 6 }, drag: { x: true, y: false, setScale: false } },
+      hooks: { setSelect: [function (u) { zoomTo(u, sku, idx); }] },
     }, columns, box);
     u.over.addEventListener('click', function () {
       if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, ci, idx[u.cursor.idx]);
@@ -218,6 +225,19 @@ export const PAGE_JS = String.raw`
     u.kgPoints = points;
     charts.push(u);
     return u;
+  }
+  // A drag across a chart: the range becomes the visible runs of this SKU it covers, for every
+  // chart (and the link); a drag that covers no run changes nothing.
+  function zoomTo(u, sku, idx) {
+    var left = u.select.left, width = u.select.width;
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    if (width < 2) return;
+    var lo = u.posToVal(left, 'x'), hi = u.posToVal(left + width, 'x');
+    var inside = idx.filter(function (j) { return sku.runs[j].t >= lo && sku.runs[j].t <= hi; });
+    if (inside.length === 0) return;
+    state.from = stamp(sku.runs[inside[0]].t);
+    state.to = stamp(sku.runs[inside[inside.length - 1]].t);
+    setTimeout(redraw, 0); // after uPlot's own mouseup handling, not inside it
   }
   // The variant whose band is drawn: the one the link names, else the first that is not the reference.
   function focusOf(sku, kernel) {
@@ -287,11 +307,16 @@ export const PAGE_JS = String.raw`
     box.appendChild(el('label', {}, 'branch '));
     box.appendChild(selectOf('branch', [['all', 'every branch, a line each']].concat(branches.map(function (b) { return [b, b + ' (' + counts[b] + ' runs)']; })), state.branch, function (v) { state.branch = v; redraw(); }));
     ['from', 'to'].forEach(function (name) {
-      var input = el('input', { type: 'date', 'aria-label': name, value: state[name] });
+      var input = el('input', { type: 'date', 'aria-label': name, value: state[name].slice(0, 10) });
       input.onchange = function () { state[name] = input.value; redraw(); };
       box.appendChild(el('label', {}, name + ' '));
       box.appendChild(input);
     });
+    if (state.from || state.to) {
+      var all = el('button', { id: 'all-runs', title: 'the range is ' + (state.from || '…') + ' to ' + (state.to || '…') }, 'all runs');
+      all.onclick = function () { state.from = ''; state.to = ''; redraw(); };
+      box.appendChild(all);
+    }
     box.appendChild(el('label', {}, 'time '));
     box.appendChild(selectOf('view', [['log', 'median ms, log scale'], ['rel', 'relative to the first run in range']], state.view, function (v) { state.view = v; redraw(); }));
     box.appendChild(el('a', { id: 'permalink', href: '#' }, 'link to this view'));
@@ -323,7 +348,7 @@ export const PAGE_JS = String.raw`
     (data.configFile ? 'References and thresholds from ' + data.configFile + ' and the kernel manifests, as the report uses them. '
       : 'No kernelgate.yml was read: references as the records name them, no threshold bands. ') +
     'Speedup is the reference’s time ÷ the variant’s time (> 1 is faster), as in the PR comment. ' +
-    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run.';
+    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run; drag across a chart to show only the runs it covers (the link keeps that range).';
   if (data.computedVerdicts) {
     meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
       'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
