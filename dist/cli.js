@@ -41997,7 +41997,10 @@ var PAGE_JS = String.raw`
   }
   function link(href, text) { return el('a', { href: href, target: '_blank', rel: 'noopener' }, text); }
   function day(t) { return new Date(t * 1000).toISOString().slice(0, 10); }
+  function stamp(t) { return new Date(t * 1000).toISOString().slice(0, 19); }
   // ---- URL state: #branch=…&from=…&to=…&view=…&case:SKU/kernel=…&focus:SKU/kernel=…
+  // from and to are a day (2026-11-21, from the date pickers) or a UTC time to the second
+  // (2026-11-21T03:15:07, from a drag across a chart: its first and last run).
   function readHash() {
     var q = new URLSearchParams(location.hash.replace(/^#/, ''));
     state = { branch: q.get('branch') || 'all', from: q.get('from') || '', to: q.get('to') || '',
@@ -42026,8 +42029,9 @@ var PAGE_JS = String.raw`
   }
   function visible(run) {
     if (state.branch !== 'all' && run.branch !== state.branch) return false;
-    var d = day(run.t);
-    return (!state.from || d >= state.from) && (!state.to || d <= state.to);
+    var at = stamp(run.t), d = at.slice(0, 10);
+    return (!state.from || (state.from.length > 10 ? at : d) >= state.from) &&
+      (!state.to || (state.to.length > 10 ? at : d) <= state.to);
   }
   function commitUrl(run) {
     if (!run.commit) return null;
@@ -42159,7 +42163,9 @@ var PAGE_JS = String.raw`
       width: width, height: 260, bands: bands,
       scales: { x: { time: true }, y: { distr: spec.log && !rel ? 3 : 1 } },
       axes: [{}, { label: rel ? '% of first run' : spec.label, size: 60 }],
-      series: series, legend: { live: true }, cursor: { points: { size: 6 } },
+      series: series, legend: { live: true },
+      cursor: { points: { size: 6 }, drag: { x: true, y: false, setScale: false } },
+      hooks: { setSelect: [function (u) { zoomTo(u, sku, idx); }] },
     }, columns, box);
     u.over.addEventListener('click', function () {
       if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, ci, idx[u.cursor.idx]);
@@ -42167,6 +42173,19 @@ var PAGE_JS = String.raw`
     u.kgPoints = points;
     charts.push(u);
     return u;
+  }
+  // A drag across a chart: the range becomes the visible runs of this SKU it covers, for every
+  // chart (and the link); a drag that covers no run changes nothing.
+  function zoomTo(u, sku, idx) {
+    var left = u.select.left, width = u.select.width;
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    if (width < 2) return;
+    var lo = u.posToVal(left, 'x'), hi = u.posToVal(left + width, 'x');
+    var inside = idx.filter(function (j) { return sku.runs[j].t >= lo && sku.runs[j].t <= hi; });
+    if (inside.length === 0) return;
+    state.from = stamp(sku.runs[inside[0]].t);
+    state.to = stamp(sku.runs[inside[inside.length - 1]].t);
+    setTimeout(redraw, 0); // after uPlot's own mouseup handling, not inside it
   }
   // The variant whose band is drawn: the one the link names, else the first that is not the reference.
   function focusOf(sku, kernel) {
@@ -42236,11 +42255,16 @@ var PAGE_JS = String.raw`
     box.appendChild(el('label', {}, 'branch '));
     box.appendChild(selectOf('branch', [['all', 'every branch, a line each']].concat(branches.map(function (b) { return [b, b + ' (' + counts[b] + ' runs)']; })), state.branch, function (v) { state.branch = v; redraw(); }));
     ['from', 'to'].forEach(function (name) {
-      var input = el('input', { type: 'date', 'aria-label': name, value: state[name] });
+      var input = el('input', { type: 'date', 'aria-label': name, value: state[name].slice(0, 10) });
       input.onchange = function () { state[name] = input.value; redraw(); };
       box.appendChild(el('label', {}, name + ' '));
       box.appendChild(input);
     });
+    if (state.from || state.to) {
+      var all = el('button', { id: 'all-runs', title: 'the range is ' + (state.from || '…') + ' to ' + (state.to || '…') }, 'all runs');
+      all.onclick = function () { state.from = ''; state.to = ''; redraw(); };
+      box.appendChild(all);
+    }
     box.appendChild(el('label', {}, 'time '));
     box.appendChild(selectOf('view', [['log', 'median ms, log scale'], ['rel', 'relative to the first run in range']], state.view, function (v) { state.view = v; redraw(); }));
     box.appendChild(el('a', { id: 'permalink', href: '#' }, 'link to this view'));
@@ -42272,7 +42296,7 @@ var PAGE_JS = String.raw`
     (data.configFile ? 'References and thresholds from ' + data.configFile + ' and the kernel manifests, as the report uses them. '
       : 'No kernelgate.yml was read: references as the records name them, no threshold bands. ') +
     'Speedup is the reference’s time ÷ the variant’s time (> 1 is faster), as in the PR comment. ' +
-    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run.';
+    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run; drag across a chart to show only the runs it covers (the link keeps that range).';
   if (data.computedVerdicts) {
     meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
       'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
@@ -46544,6 +46568,9 @@ function chartsFor(kernel, input) {
   ];
 }
 var PROBLEMS = CHANGE_KINDS.filter((k) => k !== "faster");
+function htmlText(value) {
+  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
@@ -46554,7 +46581,7 @@ function kernelViews(input) {
     const notes = noteLines(all, measured);
     return {
       open: PROBLEMS.some((k) => (counts[k] ?? 0) > 0),
-      summary: `<b>${esc(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
+      summary: `<b>${htmlText(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
       description: info?.description,
       flopsFormula: info?.flops_formula,
       table: all.length ? timingTable(all, input, measured) : "",
@@ -55592,13 +55619,13 @@ import { existsSync as existsSync19 } from "node:fs";
 import { delimiter as delimiter5, join as join33 } from "node:path";
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync9, readdirSync as readdirSync8, readFileSync as readFileSync14, writeFileSync as writeFileSync11 } from "node:fs";
+import { existsSync as existsSync18, mkdirSync as mkdirSync9, readdirSync as readdirSync8, writeFileSync as writeFileSync11 } from "node:fs";
 import { basename as basename4, join as join32, resolve as resolve9 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync18(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
-    const doc = JSON.parse(readFileSync14(resultsPath, "utf8"));
-    const c = doc.cases?.find(
+    const doc = loadResults(resultsPath);
+    const c = doc.cases.find(
       (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
     );
     if (!c) {
@@ -55610,7 +55637,8 @@ function harnessCaseProblem(resultsPath, t, caseId) {
     if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
     return void 0;
   } catch (error) {
-    return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
+    const detail = error instanceof Error ? error.message : String(error);
+    return { kind: "missing", message: `the harness's results cannot be read: ${detail}` };
   }
 }
 function harnessModules(o) {
@@ -56425,7 +56453,7 @@ import { statSync as statSync10 } from "node:fs";
 import { dirname as dirname13, resolve as resolve14 } from "node:path";
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync15, existsSync as existsSync22 } from "fs";
+import { readFileSync as readFileSync14, existsSync as existsSync22 } from "fs";
 import { EOL as EOL2 } from "os";
 var Context2 = class {
   /**
@@ -56436,7 +56464,7 @@ var Context2 = class {
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
       if (existsSync22(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync15(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+        this.payload = JSON.parse(readFileSync14(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path9 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path9} does not exist${EOL2}`);
@@ -60789,7 +60817,7 @@ var bench = async (args, io) => {
 };
 
 // src/cli/calibrate.ts
-import { readFileSync as readFileSync16 } from "node:fs";
+import { readFileSync as readFileSync15 } from "node:fs";
 import { resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs6 } from "node:util";
 var CALIBRATE_OPTIONS = {
@@ -60827,7 +60855,7 @@ var calibrateCommand = async (args, io) => {
     const file = resolve16(io.cwd, values.write);
     let text2;
     try {
-      text2 = readFileSync16(file, "utf8");
+      text2 = readFileSync15(file, "utf8");
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }

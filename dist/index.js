@@ -45897,6 +45897,9 @@ function chartsFor(kernel, input) {
   ];
 }
 var PROBLEMS = CHANGE_KINDS.filter((k) => k !== "faster");
+function htmlText(value) {
+  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
@@ -45907,7 +45910,7 @@ function kernelViews(input) {
     const notes = noteLines(all, measured);
     return {
       open: PROBLEMS.some((k) => (counts[k] ?? 0) > 0),
-      summary: `<b>${esc(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
+      summary: `<b>${htmlText(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
       description: info2?.description,
       flopsFormula: info2?.flops_formula,
       table: all.length ? timingTable(all, input, measured) : "",
@@ -55091,13 +55094,13 @@ import { existsSync as existsSync17 } from "node:fs";
 import { delimiter as delimiter6, join as join28 } from "node:path";
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync16, mkdirSync as mkdirSync6, readdirSync as readdirSync7, readFileSync as readFileSync11, writeFileSync as writeFileSync9 } from "node:fs";
+import { existsSync as existsSync16, mkdirSync as mkdirSync6, readdirSync as readdirSync7, writeFileSync as writeFileSync9 } from "node:fs";
 import { basename as basename4, join as join27, resolve as resolve8 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync16(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
-    const doc = JSON.parse(readFileSync11(resultsPath, "utf8"));
-    const c = doc.cases?.find(
+    const doc = loadResults(resultsPath);
+    const c = doc.cases.find(
       (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
     );
     if (!c) {
@@ -55109,7 +55112,8 @@ function harnessCaseProblem(resultsPath, t, caseId) {
     if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
     return void 0;
   } catch (error2) {
-    return { kind: "missing", message: `the harness's results cannot be read: ${String(error2)}` };
+    const detail = error2 instanceof Error ? error2.message : String(error2);
+    return { kind: "missing", message: `the harness's results cannot be read: ${detail}` };
   }
 }
 function harnessModules(o) {
@@ -55607,7 +55611,7 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync12, existsSync as existsSync20 } from "fs";
+import { readFileSync as readFileSync11, existsSync as existsSync20 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -55618,7 +55622,7 @@ var Context2 = class {
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
       if (existsSync20(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync12(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+        this.payload = JSON.parse(readFileSync11(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path11 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path11} does not exist${EOL6}`);
@@ -60372,7 +60376,7 @@ function defaultDeps(carried = {}) {
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync13 } from "node:fs";
+import { readFileSync as readFileSync12 } from "node:fs";
 function readEvent(env) {
   const name = env["GITHUB_EVENT_NAME"];
   const repository = env["GITHUB_REPOSITORY"];
@@ -60388,7 +60392,7 @@ function readEvent(env) {
   let payload = {};
   if (path11) {
     try {
-      payload = JSON.parse(readFileSync13(path11, "utf8"));
+      payload = JSON.parse(readFileSync12(path11, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path11}': cannot read the event payload: ${error2.message}`,
@@ -60863,7 +60867,7 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync21, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync14, rmSync as rmSync2 } from "node:fs";
+import { existsSync as existsSync21, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync13, rmSync as rmSync2 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as join33 } from "node:path";
 var REMOTE = "kgdata";
@@ -61015,7 +61019,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync14(join33(tree, path11), "utf8"));
+        out.set(path11, readFileSync13(join33(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -61460,7 +61464,10 @@ var PAGE_JS = String.raw`
   }
   function link(href, text) { return el('a', { href: href, target: '_blank', rel: 'noopener' }, text); }
   function day(t) { return new Date(t * 1000).toISOString().slice(0, 10); }
+  function stamp(t) { return new Date(t * 1000).toISOString().slice(0, 19); }
   // ---- URL state: #branch=…&from=…&to=…&view=…&case:SKU/kernel=…&focus:SKU/kernel=…
+  // from and to are a day (2026-11-21, from the date pickers) or a UTC time to the second
+  // (2026-11-21T03:15:07, from a drag across a chart: its first and last run).
   function readHash() {
     var q = new URLSearchParams(location.hash.replace(/^#/, ''));
     state = { branch: q.get('branch') || 'all', from: q.get('from') || '', to: q.get('to') || '',
@@ -61489,8 +61496,9 @@ var PAGE_JS = String.raw`
   }
   function visible(run) {
     if (state.branch !== 'all' && run.branch !== state.branch) return false;
-    var d = day(run.t);
-    return (!state.from || d >= state.from) && (!state.to || d <= state.to);
+    var at = stamp(run.t), d = at.slice(0, 10);
+    return (!state.from || (state.from.length > 10 ? at : d) >= state.from) &&
+      (!state.to || (state.to.length > 10 ? at : d) <= state.to);
   }
   function commitUrl(run) {
     if (!run.commit) return null;
@@ -61622,7 +61630,9 @@ var PAGE_JS = String.raw`
       width: width, height: 260, bands: bands,
       scales: { x: { time: true }, y: { distr: spec.log && !rel ? 3 : 1 } },
       axes: [{}, { label: rel ? '% of first run' : spec.label, size: 60 }],
-      series: series, legend: { live: true }, cursor: { points: { size: 6 } },
+      series: series, legend: { live: true },
+      cursor: { points: { size: 6 }, drag: { x: true, y: false, setScale: false } },
+      hooks: { setSelect: [function (u) { zoomTo(u, sku, idx); }] },
     }, columns, box);
     u.over.addEventListener('click', function () {
       if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, ci, idx[u.cursor.idx]);
@@ -61630,6 +61640,19 @@ var PAGE_JS = String.raw`
     u.kgPoints = points;
     charts.push(u);
     return u;
+  }
+  // A drag across a chart: the range becomes the visible runs of this SKU it covers, for every
+  // chart (and the link); a drag that covers no run changes nothing.
+  function zoomTo(u, sku, idx) {
+    var left = u.select.left, width = u.select.width;
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    if (width < 2) return;
+    var lo = u.posToVal(left, 'x'), hi = u.posToVal(left + width, 'x');
+    var inside = idx.filter(function (j) { return sku.runs[j].t >= lo && sku.runs[j].t <= hi; });
+    if (inside.length === 0) return;
+    state.from = stamp(sku.runs[inside[0]].t);
+    state.to = stamp(sku.runs[inside[inside.length - 1]].t);
+    setTimeout(redraw, 0); // after uPlot's own mouseup handling, not inside it
   }
   // The variant whose band is drawn: the one the link names, else the first that is not the reference.
   function focusOf(sku, kernel) {
@@ -61699,11 +61722,16 @@ var PAGE_JS = String.raw`
     box.appendChild(el('label', {}, 'branch '));
     box.appendChild(selectOf('branch', [['all', 'every branch, a line each']].concat(branches.map(function (b) { return [b, b + ' (' + counts[b] + ' runs)']; })), state.branch, function (v) { state.branch = v; redraw(); }));
     ['from', 'to'].forEach(function (name) {
-      var input = el('input', { type: 'date', 'aria-label': name, value: state[name] });
+      var input = el('input', { type: 'date', 'aria-label': name, value: state[name].slice(0, 10) });
       input.onchange = function () { state[name] = input.value; redraw(); };
       box.appendChild(el('label', {}, name + ' '));
       box.appendChild(input);
     });
+    if (state.from || state.to) {
+      var all = el('button', { id: 'all-runs', title: 'the range is ' + (state.from || '…') + ' to ' + (state.to || '…') }, 'all runs');
+      all.onclick = function () { state.from = ''; state.to = ''; redraw(); };
+      box.appendChild(all);
+    }
     box.appendChild(el('label', {}, 'time '));
     box.appendChild(selectOf('view', [['log', 'median ms, log scale'], ['rel', 'relative to the first run in range']], state.view, function (v) { state.view = v; redraw(); }));
     box.appendChild(el('a', { id: 'permalink', href: '#' }, 'link to this view'));
@@ -61735,7 +61763,7 @@ var PAGE_JS = String.raw`
     (data.configFile ? 'References and thresholds from ' + data.configFile + ' and the kernel manifests, as the report uses them. '
       : 'No kernelgate.yml was read: references as the records name them, no threshold bands. ') +
     'Speedup is the reference’s time ÷ the variant’s time (> 1 is faster), as in the PR comment. ' +
-    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run.';
+    'Marks are the judged verdicts: SLOWER and FASTER beyond the threshold, wrong results. Click a point for its commit and run; drag across a chart to show only the runs it covers (the link keeps that range).';
   if (data.computedVerdicts) {
     meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
       'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
@@ -62493,7 +62521,7 @@ async function acceptanceFor(event, mode, sha, failOnSlower, deps) {
 }
 
 // src/action/annotations.ts
-import { readFileSync as readFileSync15 } from "node:fs";
+import { readFileSync as readFileSync14 } from "node:fs";
 import { isAbsolute as isAbsolute7, join as join39, relative as relative13, resolve as resolve10, sep as sep6 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
@@ -62539,7 +62567,7 @@ function siteLocator(config, results, workspace) {
     if (!locators.has(absolute)) {
       let text3;
       try {
-        text3 = readFileSync15(absolute, "utf8");
+        text3 = readFileSync14(absolute, "utf8");
       } catch {
         text3 = void 0;
       }
@@ -62929,7 +62957,7 @@ async function run(deps = defaultDeps()) {
 }
 
 // src/action/relaunch.ts
-import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync15 } from "node:fs";
+import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync15, rmSync as rmSync4, writeFileSync as writeFileSync15 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
 import { basename as basename5, dirname as dirname11, join as join41 } from "node:path";
 var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
@@ -62940,7 +62968,7 @@ function takeToken(path11) {
   const folder = dirname11(path11);
   if (!basename5(folder).startsWith(FOLDER_PREFIX)) return void 0;
   try {
-    return readFileSync16(path11, "utf8");
+    return readFileSync15(path11, "utf8");
   } catch {
     return void 0;
   } finally {
