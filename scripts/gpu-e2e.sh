@@ -117,9 +117,9 @@ planted_commits() {
 _kg_launch_once = launch
 
 
-def launch(q, k, v, out, causal, config):
-    _kg_launch_once(q, k, v, out, causal, config)
-    return _kg_launch_once(q, k, v, out, causal, config)
+def launch(*args, **kwargs):
+    _kg_launch_once(*args, **kwargs)
+    return _kg_launch_once(*args, **kwargs)
 PY
         ;;
       *) echo "night $i" >>"$root/NIGHTS.txt" ;;
