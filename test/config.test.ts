@@ -45,7 +45,7 @@ describe('loadConfig', () => {
         thresholdPct: 1,
         minChangeMs: 0.0008,
         enabled: true,
-        confirm: false,
+        confirm: true,
         detectPct: 0.5,
         detectMinMs: 1,
       },
@@ -112,7 +112,7 @@ describe('loadConfig', () => {
       thresholdPct: 1,
       minChangeMs: 0,
       enabled: true,
-      confirm: false,
+      confirm: true,
       detectPct: 0.5,
       detectMinMs: 1,
     });

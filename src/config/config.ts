@@ -329,7 +329,7 @@ function configFromRaw(
         thresholdPct: pairedThresholdPct,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
-        confirm: raw.compare?.paired?.confirm ?? false,
+        confirm: raw.compare?.paired?.confirm ?? true,
         detectPct:
           raw.compare?.paired?.detect_pct ?? pairedThresholdPct * DEFAULT_PAIRED_DETECT_FRACTION,
         detectMinMs: raw.compare?.paired?.detect_min_ms ?? DEFAULT_PAIRED_DETECT_MIN_MS,
