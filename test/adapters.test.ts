@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliIn } from './support/cli-io.js';
 import { adapterFormats, adapterList, adapterFor, fileAdapterFor } from '../src/adapters/index.js';
-import { splitRunName } from '../src/adapters/gbench.js';
+import { splitRunName } from '../src/formats/gbench.js';
 import { adaptFile, resultsOf, type AdaptedKernel } from '../src/adapters/run.js';
 import { parseFormula } from '../src/config/formula.js';
 import { runCli } from '../src/cli/index.js';

@@ -24,6 +24,7 @@ const folderOf = (file: string) =>
 const LAYERS: readonly (readonly string[])[] = [
   ['lib'],
   ['results'],
+  ['formats'],
   ['config'],
   ['store', 'publish'],
   ['judge'],
@@ -176,7 +177,7 @@ describe('the layer order', () => {
 
   it('names the file, the import and the rule an import breaks', () => {
     expect(layerRuleBroken('src/judge/gate.ts', '../cli/index.js')).toBe(
-      'src/judge/gate.ts imports ../cli/index.js: judge/ is below cli/ (judge/ may import lib/, results/, config/, store/, publish/)',
+      'src/judge/gate.ts imports ../cli/index.js: judge/ is below cli/ (judge/ may import lib/, results/, formats/, config/, store/, publish/)',
     );
     expect(layerRuleBroken('src/measure/doctor/checks-gpu.ts', '../../history/index.js')).toBe(
       'src/measure/doctor/checks-gpu.ts imports ../../history/index.js: measure/ and history/ are in one layer, and neither imports the other',

@@ -3,8 +3,8 @@
 // The shards, the gate's coverage and the deep checks find the harness's cases by these ids.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { caseIdOf, expandGroup, parseYaml, type CaseGroup } from '../src/config/index.js';
-import { caseIdOf as adaptedCaseIdOf, NO_PARAMS_CASE } from '../src/adapters/index.js';
+import { expandGroup, parseYaml, type CaseGroup } from '../src/config/index.js';
+import { adaptedCaseIdOf, caseIdOf, NO_PARAMS_CASE } from '../src/formats/index.js';
 
 const { vectors } = JSON.parse(readFileSync('test/fixtures/twins/case-ids.json', 'utf8')) as {
   vectors: { yaml: string; ids: string[] }[];

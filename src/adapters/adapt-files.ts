@@ -4,16 +4,15 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { KernelgateResults } from '../results/index.js';
 import { readInputFile } from '../results/index.js';
-import type { BenchmarkConfig } from '../config/index.js';
+import type { BenchmarkConfig, FileFormat } from '../config/index.js';
 import { formatTitles } from './index.js';
 import { finishKernel, type AdaptedKernel } from './run.js';
 import { mergeRuns } from './runs.js';
-import { refuseOtherFormat } from './sniff.js';
-import type { FileAdapter } from './types.js';
+import { refuseOtherFormat, type FileAdapter } from '../formats/index.js';
 
 /** Reads the files of one or more runs of a tool (`shown` names each in messages). */
 export function adaptFiles(
-  adapter: FileAdapter,
+  adapter: FileAdapter<FileFormat>,
   paths: readonly string[],
   options: {
     kernel: string;

@@ -10,12 +10,12 @@ import type { CaseResult, Correctness, Paired, Timing } from '../results/index.j
 import { median } from '../lib/index.js';
 import { RATE_UNITS, TIME_UNITS, type MetricUnit } from '../config/index.js';
 import {
-  caseIdOf,
+  adaptedCaseIdOf,
   timingFromSamples,
   type AdaptedCase,
   type AdapterCapabilities,
   type Params,
-} from './types.js';
+} from '../formats/index.js';
 
 export interface CommandSpec {
   /** variant name → command template ({param}, {case}; {{ and }} for literal braces) */
@@ -120,7 +120,7 @@ export function fillTemplate(template: string, params: Params, root?: string): s
     if (whole === '{{') return '{';
     if (whole === '}}') return '}';
     const value =
-      name === 'case' ? caseIdOf(params) : name === 'root' ? root : params[name as string];
+      name === 'case' ? adaptedCaseIdOf(params) : name === 'root' ? root : params[name as string];
     return value === undefined ? whole : shellQuote(String(value));
   });
 }
@@ -341,7 +341,7 @@ export async function runCommands(
     for (const params of spec.cases) {
       const run: CaseRun = {
         kernel,
-        label: `${variantName} ${caseIdOf(params)}`,
+        label: `${variantName} ${adaptedCaseIdOf(params)}`,
         spec,
         work: spec.workFor(params),
         source,
@@ -358,11 +358,11 @@ export async function runCommands(
         options.baseCwd === undefined ? undefined : arm(options.baseCwd, options.baseRoot);
       await runArms(run, head, base);
       const text = head.firstOutput ?? head.failure?.log;
-      if (text) outputs.push({ variant: variantName, case: caseIdOf(params), text });
+      if (text) outputs.push({ variant: variantName, case: adaptedCaseIdOf(params), text });
 
       const subs = new Set<string>();
       for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
-      const base0 = { kernel, case: caseIdOf(params), params };
+      const base0 = { kernel, case: adaptedCaseIdOf(params), params };
       if (head.failure || subs.size === 0) {
         addVariant(variantName);
         cases.push(failedCase(base0, variantName, head));

@@ -5,15 +5,18 @@
 import {
   type BENCHMARK_FORMATS,
   type BenchmarkFormat,
+  type FileFormat,
   isBenchmarkFormat,
 } from '../config/index.js';
 import { commandAdapter } from './command.js';
-import { gbenchAdapter } from './gbench.js';
-import { nvbenchAdapter } from './nvbench.js';
-import { pytestBenchmarkAdapter } from './pytest-benchmark.js';
-import type { FileAdapter } from './types.js';
+import {
+  type FileAdapter,
+  gbenchAdapter,
+  nvbenchAdapter,
+  pytestBenchmarkAdapter,
+} from '../formats/index.js';
 
-export type Adapter = FileAdapter | typeof commandAdapter;
+export type Adapter = FileAdapter<FileFormat> | typeof commandAdapter;
 
 const ADAPTERS: {
   readonly [F in BenchmarkFormat]: Extract<Adapter, { kind: (typeof BENCHMARK_FORMATS)[F] }>;
@@ -48,7 +51,7 @@ export function adapterFor(format: BenchmarkFormat): Adapter {
 }
 
 /** The formats that read a file, for `kernelgate adapt --format` (as the user typed it). */
-export function fileAdapterFor(format: string): FileAdapter | undefined {
+export function fileAdapterFor(format: string): FileAdapter<FileFormat> | undefined {
   const adapter = isBenchmarkFormat(format) ? adapterFor(format) : undefined;
   return adapter?.kind === 'file' ? adapter : undefined;
 }
@@ -57,7 +60,6 @@ export function fileAdapterFor(format: string): FileAdapter | undefined {
 export { fillTemplate, shellRunner, type CommandOutcome, type CommandRunner } from './command.js';
 export * from './notes.js';
 export * from './run.js';
-export * from './types.js';
 export * from './runner-gpu.js';
 export { mergeRuns } from './runs.js';
 export { adaptFiles, adaptSummary } from './adapt-files.js';

@@ -3,6 +3,7 @@
 // samples). compare() judges every case alike; this names the tool's limits beside its verdicts.
 import type { Comparison } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
+import { ONE_RUN_FIX } from '../formats/index.js';
 
 type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
 
@@ -11,12 +12,6 @@ type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
  * src/judge/performance.ts); the note here says why, after them.
  */
 const UNPAIRED = 'not timed against the base revision';
-
-/** What to do when a side's samples are one run's rounds (docs/adapters.md, "Noise by source"). */
-export const ONE_RUN_FIX =
-  "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input " +
-  'run2.json …: one sample per run), or time base and head alternately as a command benchmark ' +
-  '(paired A/B)';
 
 function toolName(a: AdapterInfo): string {
   return a.tool ?? a.format;

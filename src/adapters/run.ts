@@ -18,17 +18,18 @@ import {
   type CommandOutput,
   type CommandRunner,
 } from './command.js';
-import { workOf, type BenchmarkConfig } from '../config/index.js';
+import { gpuModel, workOf, type BenchmarkConfig, type FileFormat } from '../config/index.js';
 import { adapterFor, formatTitles, type Adapter } from './index.js';
-import { refuseOtherFormat } from './sniff.js';
 import {
   EmptyOutputError,
   kernelInfo,
+  MODEL_NOT_DERIVED,
+  refuseOtherFormat,
   workFields,
   type Adapted,
   type AdaptedCase,
   type FileAdapter,
-} from './types.js';
+} from '../formats/index.js';
 
 export const ADAPTERS_HARNESS = 'kernelgate adapters 0.1.0';
 
@@ -43,9 +44,17 @@ export interface AdaptedKernel {
   outputs?: CommandOutput[];
 }
 
+/** The model of the GPU a tool's output names, from the GPU table (src/config/gpus.ts). */
+function withModel(environment: Environment): Environment {
+  const { gpu } = environment;
+  if (gpu.sku !== MODEL_NOT_DERIVED) return environment;
+  return { ...environment, gpu: { ...gpu, sku: gpuModel(gpu.name) } };
+}
+
 /**
  * The finishing step every adapter shares: kernelgate.yml's work formulas win over the tool's
- * numbers, and kernels[].adapter records what the tool actually gave.
+ * numbers, the GPU the output names gets its model, and kernels[].adapter records what the tool
+ * actually gave.
  */
 export function finishKernel(
   adapter: Adapter,
@@ -98,7 +107,7 @@ export function finishKernel(
   return {
     info,
     cases,
-    ...(adapted.environment ? { environment: adapted.environment } : {}),
+    ...(adapted.environment ? { environment: withModel(adapted.environment) } : {}),
     run: adapted.run,
     diagnostics: adapted.diagnostics,
   };
@@ -106,7 +115,7 @@ export function finishKernel(
 
 /** Reads one output file of a tool; `shown` names it in messages. */
 export function adaptFile(
-  adapter: FileAdapter,
+  adapter: FileAdapter<FileFormat>,
   path: string,
   options: {
     kernel: string;

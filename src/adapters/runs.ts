@@ -4,7 +4,7 @@
 // rounds (pytest-benchmark: docs/adapters.md, "Noise by source").
 import type { CaseResult } from '../results/index.js';
 import { InputError } from '../results/index.js';
-import { timingFromSamples, type Adapted, type AdaptedCase } from './types.js';
+import { timingFromSamples, type Adapted, type AdaptedCase } from '../formats/index.js';
 
 type Timed = CaseResult & { timing: NonNullable<CaseResult['timing']> };
 

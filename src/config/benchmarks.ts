@@ -5,6 +5,7 @@
 // adapter per format, checked by the compiler against BENCHMARK_FORMATS).
 import { resolve } from 'node:path';
 import { showValue } from '../results/index.js';
+import type { Params } from '../formats/index.js';
 import { parseFormula, type Formula } from './formula.js';
 
 /**
@@ -32,9 +33,6 @@ export const FILE_FORMATS = Object.keys(BENCHMARK_FORMATS).filter(
 export function isBenchmarkFormat(format: string): format is BenchmarkFormat {
   return Object.hasOwn(BENCHMARK_FORMATS, format);
 }
-
-/** A case's parameters, as a benchmark's cases (and a tool's output) give them. */
-export type Params = Record<string, string | number | boolean>;
 
 export const TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 } as const;
 export const RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 } as const;

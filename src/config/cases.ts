@@ -1,7 +1,8 @@
 // A kernel manifest's cases as the harness expands them (python/kernelgate_harness/manifest.py):
-// each case group's combinations, first key slowest; each case's id, `key=value` pairs in order
-// with Python's str() of each value; each case with the variants whose `only` admits it. The
+// each case group's combinations, first key slowest; each case's id (src/formats/case-id.ts
+// caseIdOf, the one rule); each case with the variants whose `only` admits it. The
 // shards split these units, the gate's coverage counts them, the deep checks pick from them.
+import { caseIdOf } from '../formats/index.js';
 import type { CaseGroup, LoadedKernel, Scalar } from './config.js';
 
 /**
@@ -17,12 +18,6 @@ export interface ShardUnit {
   variants: string[];
 }
 
-/** Python's str() of a value as the harness writes it into a case id. */
-function formatValue(value: Scalar): string {
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  return String(value);
-}
-
 /** Every combination of a case group, first key slowest, as the harness expands it. */
 export function expandGroup(group: CaseGroup): Record<string, Scalar>[] {
   let out: Record<string, Scalar>[] = [{}];
@@ -31,12 +26,6 @@ export function expandGroup(group: CaseGroup): Record<string, Scalar>[] {
     out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
   }
   return out;
-}
-
-export function caseIdOf(params: Record<string, Scalar>): string {
-  return Object.entries(params)
-    .map(([k, v]) => `${k}=${formatValue(v)}`)
-    .join(',');
 }
 
 export function matchesOnly(params: Record<string, Scalar>, only: CaseGroup | undefined): boolean {

@@ -2,7 +2,6 @@
 // smallest case, and Nsight Compute over the headline case of each kernel (its tiers' case) for
 // every CUDA and Triton variant and the kernel's tier reference (docs/scaling.md).
 import {
-  caseIdOf,
   expandGroup,
   matchesOnly,
   namedReference,
@@ -10,6 +9,7 @@ import {
   type LoadedKernel,
   type Scalar,
 } from '../config/index.js';
+import { caseIdOf } from '../formats/index.js';
 
 /** The variants the deep checks look at: the code a team writes, not the libraries it calls. */
 export const DEEP_BACKENDS = ['cuda', 'triton'] as const;

@@ -6,7 +6,8 @@
 // the harness skipped, or that failed, has its record: it is covered. A document that says none
 // of these (written before the harness recorded its selection, or by hand) is held to having a
 // case at all, as every document is: what it was meant to cover is not known.
-import { caseIdOf, shardUnits, type Config, type Scalar, type ShardUnit } from '../config/index.js';
+import { shardUnits, type Config, type Scalar, type ShardUnit } from '../config/index.js';
+import { caseIdOf } from '../formats/index.js';
 import type { KernelgateResults } from '../results/index.js';
 
 /** What one kernel lacks. */

@@ -4,7 +4,6 @@
 import type { CaseResult } from '../results/index.js';
 import { parseJson } from '../results/index.js';
 import {
-  caseIdOf,
   isoUtc,
   JsonReader,
   EmptyOutputError,
@@ -15,9 +14,9 @@ import {
   type Adapted,
   type AdaptedCase,
   type FileAdapter,
-  type Params,
+  ONE_RUN_FIX,
 } from './types.js';
-import { ONE_RUN_FIX } from './notes.js';
+import { adaptedCaseIdOf, type Params } from './case-id.js';
 
 /** A parametrize value as a case parameter: scalars as they are, anything else as its JSON. */
 function paramValue(value: unknown): string | number | boolean {
@@ -78,7 +77,7 @@ function caseOf(read: JsonReader, value: unknown, i: number, kernel: string) {
   const flops = read.optionalNumber(extra.flops, `${at}.extra_info.flops`);
   const bytes = read.optionalNumber(extra.bytes, `${at}.extra_info.bytes`);
   const adapted: AdaptedCase = {
-    result: { kernel, variant, case: caseIdOf(params), params, status: 'ok', timing },
+    result: { kernel, variant, case: adaptedCaseIdOf(params), params, status: 'ok', timing },
     work: {
       ...(flops !== undefined ? { flops } : {}),
       ...(bytes !== undefined ? { bytes } : {}),
@@ -139,7 +138,7 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
   };
 }
 
-export const pytestBenchmarkAdapter: FileAdapter = {
+export const pytestBenchmarkAdapter: FileAdapter<'pytest-benchmark'> = {
   kind: 'file',
   format: 'pytest-benchmark',
   title: 'pytest-benchmark JSON',

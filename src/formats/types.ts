@@ -4,12 +4,6 @@
 import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results/index.js';
 import { InputError, showValue } from '../results/index.js';
 import { quantileSorted, sortedCopy } from '../lib/index.js';
-import {
-  caseIdOf as manifestCaseIdOf,
-  type FileFormat,
-  gpuModel,
-  type Params,
-} from '../config/index.js';
 
 /**
  * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results
@@ -28,8 +22,11 @@ export interface AdapterCapabilities {
   notes: { samples: string; work: string; correctness: string };
 }
 
-/** A case's parameters (kernelgate.yml's benchmarks: section defines them). */
-export type { Params };
+/** What to do when a side's samples are one run's rounds (docs/adapters.md, "Noise by source"). */
+export const ONE_RUN_FIX =
+  "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input " +
+  'run2.json …: one sample per run), or time base and head alternately as a command benchmark ' +
+  '(paired A/B)';
 
 /** FLOPs and bytes of one call as the tool reports them (either may be unknown). */
 export interface WorkAmounts {
@@ -68,24 +65,16 @@ export interface ParseInput {
   readSidecar?: (path: string) => Buffer;
 }
 
-/** An adapter that reads a file the tool wrote. */
-export interface FileAdapter {
+/** An adapter that reads a file the tool wrote: a file format's entry in the list (index.ts). */
+export interface FileAdapter<F extends string = string> {
   kind: 'file';
   /** as kernelgate.yml's benchmarks[].format and `kernelgate adapt --format` name it */
-  format: FileFormat;
+  format: F;
   title: string;
   /** how to make the tool write what this adapter reads */
   produce: string;
   capabilities: AdapterCapabilities;
   parse(input: ParseInput): Adapted;
-}
-
-/** A case without a params object: the tool ran it with no arguments. */
-export const NO_PARAMS_CASE = 'default';
-
-/** The case id of kernel manifests (config's caseIdOf, the harness's twin); none: NO_PARAMS_CASE. */
-export function caseIdOf(params: Params): string {
-  return Object.keys(params).length ? manifestCaseIdOf(params) : NO_PARAMS_CASE;
 }
 
 /** "64" → 64, "true" → true; anything else stays text. */
@@ -186,9 +175,17 @@ export function gpuNamed(value: unknown): string | undefined {
 }
 
 /**
- * The environment of a tool's run: the GPU its output names (its model from the GPU table), else
- * none named (`none`): the runner's GPU is then added where one is found (src/cli/adapt.ts,
- * the doctor's in `bench --doctor` and the action).
+ * The model of a GPU a tool's output names is not the parser's to derive: the GPU table is config's
+ * (src/config/gpus.ts), above this folder. The adapters derive it from the name once the file is
+ * parsed (src/adapters/run.ts finishKernel); until then it is `unknown`, as for a GPU the table
+ * does not list.
+ */
+export const MODEL_NOT_DERIVED = 'unknown';
+
+/**
+ * The environment of a tool's run: the GPU its output names (its model MODEL_NOT_DERIVED until the
+ * adapters derive it), else none named (`none`): the runner's GPU is then added where one is found
+ * (src/cli/adapt.ts, the doctor's in `bench --doctor` and the action).
  */
 export function gpuEnvironment(
   name: string | undefined,
@@ -196,7 +193,7 @@ export function gpuEnvironment(
 ): Environment {
   if (name === undefined) return noGpuEnvironment(libraries);
   return {
-    gpu: { name, sku: gpuModel(name) },
+    gpu: { name, sku: MODEL_NOT_DERIVED },
     ...(Object.keys(libraries).length ? { libraries } : {}),
   };
 }

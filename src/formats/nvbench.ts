@@ -4,18 +4,17 @@
 // JSON (little-endian float32 seconds), else nvbench's summaries with its own noise estimate.
 import type { CaseResult, Diagnostic, Environment } from '../results/index.js';
 import { InputError, parseJson } from '../results/index.js';
-import { gpuModel } from '../config/index.js';
 import {
-  caseIdOf,
   JsonReader,
+  MODEL_NOT_DERIVED,
   scalarOf,
   summaryTiming,
   timingFromSamples,
   type Adapted,
   type AdaptedCase,
   type FileAdapter,
-  type Params,
 } from './types.js';
+import { adaptedCaseIdOf, type Params } from './case-id.js';
 
 /** The value of a typed named value ({name, type, value}): nvbench writes numbers as text. */
 function namedValue(entry: Record<string, unknown>): string | number | undefined {
@@ -133,7 +132,7 @@ function caseOfState(
   ctx: StateContext,
 ): { adapted: AdaptedCase; summaryOnly: boolean } {
   const params = paramsOf(read, state, sat);
-  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf(params), params };
+  const base = { kernel: ctx.kernel, variant: ctx.variant, case: adaptedCaseIdOf(params), params };
   if (state.is_skipped === true) {
     const reason = typeof state.skip_reason === 'string' ? state.skip_reason : 'skipped by nvbench';
     return { adapted: { result: { ...base, status: 'skipped', reason } }, summaryOnly: false };
@@ -300,7 +299,7 @@ function environmentOf(devices: unknown[], id: number, read: JsonReader): Enviro
   const sm = typeof found.sm_version === 'number' ? found.sm_version : undefined;
   const int = (x: unknown) =>
     typeof x === 'number' && Number.isInteger(x) && x >= 0 ? x : undefined;
-  const gpu: Environment['gpu'] = { name, sku: gpuModel(name), count: devices.length };
+  const gpu: Environment['gpu'] = { name, sku: MODEL_NOT_DERIVED, count: devices.length };
   if (sm !== undefined)
     gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor((sm % 100) / 10)}`;
   const smCount = int(found.number_of_sms);
@@ -312,7 +311,7 @@ function environmentOf(devices: unknown[], id: number, read: JsonReader): Enviro
   return { gpu };
 }
 
-export const nvbenchAdapter: FileAdapter = {
+export const nvbenchAdapter: FileAdapter<'nvbench'> = {
   kind: 'file',
   format: 'nvbench',
   title: 'nvbench JSON',

@@ -5,7 +5,6 @@
 import type { Diagnostic } from '../results/index.js';
 import { parseJson } from '../results/index.js';
 import {
-  caseIdOf,
   isoUtc,
   JsonReader,
   EmptyOutputError,
@@ -16,8 +15,8 @@ import {
   type Adapted,
   type AdaptedCase,
   type FileAdapter,
-  type Params,
 } from './types.js';
+import { adaptedCaseIdOf, type Params } from './case-id.js';
 
 const MS_PER_UNIT: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
 
@@ -114,7 +113,7 @@ function caseOf(inst: Instance, kernel: string): AdaptedCase {
   const base = {
     kernel,
     variant: inst.variant,
-    case: caseIdOf(inst.params),
+    case: adaptedCaseIdOf(inst.params),
     params: inst.params,
   };
   if (inst.error !== undefined) {
@@ -193,7 +192,7 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
   };
 }
 
-export const gbenchAdapter: FileAdapter = {
+export const gbenchAdapter: FileAdapter<'gbench'> = {
   kind: 'file',
   format: 'gbench',
   title: 'Google Benchmark JSON',
