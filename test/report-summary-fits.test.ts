@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { MAX_COLUMNS } from '../src/report/results-tables.js';
-import { CHART_LABEL_CHARS, chartLabel, htmlText, MIN_CHART_BARS } from '../src/report/kernels.js';
+import { CHART_LABEL_CHARS, chartLabel, MIN_CHART_BARS } from '../src/report/kernels.js';
+import { escapeHtmlText } from '../src/lib/index.js';
 import { validateResults, type KernelgateResults } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -98,8 +99,10 @@ describe('the job summary of the recorded H100 runs fits', () => {
   });
 
   it("writes a kernel's fold line as HTML: no Markdown backslash, its name's markup escaped", () => {
-    expect(htmlText('bsr_gemm')).toBe('bsr_gemm');
-    expect(htmlText('a<b>&c')).toBe('a&lt;b&gt;&amp;c');
+    // Character references display as the characters: no backslash in a <summary> line.
+    expect(escapeHtmlText('bsr_gemm')).toBe('bsr_gemm');
+    expect(escapeHtmlText('a<b>&c')).toBe('a&lt;b&gt;&amp;c');
+    expect(escapeHtmlText('![x](u) @org/team')).toBe('&#33;&#91;x&#93;(u) @&#8203;org/team');
   });
 
   it('cuts a long chart label to 20 characters with an ellipsis, and keeps a short one', () => {

@@ -34,6 +34,22 @@ export function escapeMarkdown(value: unknown): string {
 }
 
 /**
+ * Makes untrusted text inert inside raw HTML (a `<summary>` line, where GitHub reads no Markdown
+ * and so shows a backslash escape as it is): HTML specials become entities, the characters of
+ * an image or link (`!`, `[`, `]`) and code (`` ` ``) character references, which display as
+ * the characters themselves in case a renderer reads Markdown there after all, and `@` gets a
+ * zero-width space after it: GitHub finds mentions in HTML text too. Newlines become spaces.
+ */
+export function escapeHtmlText(value: unknown): string {
+  const text = value === undefined || value === null ? '' : String(value);
+  return text
+    .replace(/\r\n?|\n/g, ' ')
+    .replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch)
+    .replace(/[!`[\]]/g, (ch) => `&#${ch.charCodeAt(0)};`)
+    .replace(/@/g, '@&#8203;');
+}
+
+/**
  * Escapes a table cell: inline escaping plus what keeps the row intact. Pipes are already
  * backslash-escaped by escapeMarkdown; newlines become `<br>` so multi-line messages stay in
  * their cell.

@@ -2,7 +2,7 @@
 // <details> (open where it has a problem), its tables at most MAX_COLUMNS wide, a chart sized to
 // its bars.
 import { caseDtype, caseTflops, peakTflops } from '../judge/index.js';
-import { fixed, mermaidLabel } from '../lib/index.js';
+import { escapeHtmlText, fixed, mermaidLabel } from '../lib/index.js';
 import { countsText, plural } from './cells.js';
 import { CHANGE_KINDS, type VerdictCounts, verdictCounts } from './digest.js';
 import { correctnessTable, noteLines, timingTable, unpassedTable } from './results-tables.js';
@@ -51,14 +51,6 @@ function chartsFor(kernel: string, input: ReportInput): KernelChartView[] {
 /** A kernel that has any of these is open: what blocks or needs a look (every change but FASTER). */
 const PROBLEMS: (keyof VerdictCounts)[] = CHANGE_KINDS.filter((k) => k !== 'faster');
 
-/**
- * Text inside an HTML block (a <summary> line): GitHub does not read Markdown there, so a
- * Markdown escape would show its backslash ("bsr\\_gemm"); HTML's own escapes instead.
- */
-export function htmlText(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
 /** Every result of every kernel, for the full report. */
 export function kernelViews(input: ReportInput): KernelView[] {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
@@ -70,7 +62,7 @@ export function kernelViews(input: ReportInput): KernelView[] {
     const notes = noteLines(all, measured);
     return {
       open: PROBLEMS.some((k) => (counts[k] ?? 0) > 0),
-      summary: `<b>${htmlText(name)}</b>: ${plural(all.length, 'case')}${all.length ? ' · ' : ''}${countsText(counts)}`,
+      summary: `<b>${escapeHtmlText(name)}</b>: ${plural(all.length, 'case')}${all.length ? ' · ' : ''}${countsText(counts)}`,
       description: info?.description,
       flopsFormula: info?.flops_formula,
       table: all.length ? timingTable(all, input, measured) : '',
