@@ -10,6 +10,10 @@
 //           `gpu-e2e.sh /tmp/x2 push aa`, lanes balanced by the push's timings
 import { describe, expect, it } from 'vitest';
 import { compare } from '../src/judge/index.js';
+import { judge } from '../src/pipeline/index.js';
+import { loadResults } from '../src/results/index.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { loadConfig } from '../src/config/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,6 +91,27 @@ describe('the quickstart through the action (run 70)', () => {
     ]);
     expect(readFileSync(join(dir, 'pr', 'comment.md'), 'utf8')).toContain(
       '- ❌ **softmax/triton\\_softmax** wrong on 3 of 3 tail cases (ci\\_cases, verified on the device, untimed)',
+    );
+  });
+});
+
+describe('the failing tails of the quickstart in the comment (run 70)', () => {
+  it('counts them on the correctness line and does not say that nothing changed', () => {
+    const dir = join(RECORDED, 'quickstart-h100-run70');
+    const defaults = loadConfig(mkdtempSync(join(tmpdir(), 'kg-qs-')));
+    const results = loadResults(join(dir, 'pr', 'results.json.gz'));
+    const { comment } = judge(results, undefined, defaults, 'pr', { prNumber: 42 }).rendered;
+    expect(comment).toContain(
+      '- Correctness: ✅ 4 pass · ❌ 0 fail · 🌊 0 drift · 💥 0 error or timeout · ⏭️ 0 skipped; tail cases (untimed): ❌ 3 of 6 wrong or erred\n',
+    );
+    expect(comment).toContain(
+      'No timed case changed, but 3 tail case(s) (ci\\_cases, verified on the device, untimed) are wrong or erred: see the findings below.',
+    );
+    expect(comment).not.toContain('No case changed');
+    // The comment the action posted on the H100, before the fix, said both.
+    const posted = readFileSync(join(dir, 'pr', 'comment.md'), 'utf8');
+    expect(posted).toContain(
+      'No case changed: nothing is slower, faster, wrong, failing or missing.',
     );
   });
 });

@@ -88,7 +88,7 @@ describe('every tag of every template names a field of the view', () => {
         'templates/partials/changes.md.mustache',
         '{{^changes.none}}',
         '{{^changes.nothing_}}{{/changes.nothing_}}{{^changes.none}}',
-        'templates/partials/changes.md.mustache:18: {{^changes.nothing_}}: the view has no field changes.nothing_ here',
+        'templates/partials/changes.md.mustache:22: {{^changes.nothing_}}: the view has no field changes.nothing_ here',
       ],
       [
         'templates/partials/why.md.mustache',

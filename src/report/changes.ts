@@ -1,4 +1,5 @@
 // Section `changes` (partials/changes.md.mustache): a row per changed variant.
+import { tailProblems } from '../judge/index.js';
 import { type Cell, formatRatioPct, table } from '../lib/index.js';
 import { CHANGED_COUNTS, countsText, rangeText, trusted } from './cells.js';
 import { type Changes, isControl } from './digest.js';
@@ -29,9 +30,12 @@ export function changesView(input: ReportInput, changes: Changes): ChangesView {
       trusted(countsText(u.counts)),
     ]);
   }
+  const failingTails = tailProblems(input.results, input.config).length;
+  const unchanged = changes.judged && changes.changed.length === 0;
   return {
     none: !changes.judged,
-    nothing: changes.judged && changes.changed.length === 0,
+    nothing: unchanged && failingTails === 0,
+    onlyTails: unchanged && failingTails > 0 ? failingTails : undefined,
     table: table(['variant', 'changed', 'Δ (geomean)', 'range', 'verdict'], rows, [
       'l',
       'r',

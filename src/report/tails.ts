@@ -5,6 +5,7 @@ import { tailProblems, type TailProblem } from '../judge/index.js';
 import { formatSci } from '../lib/index.js';
 import { clip, esc } from './cells.js';
 import { COMMENT_NOTE_CHARS, type ReportInput } from './types.js';
+import type { TailCountsView } from './view-types.js';
 
 const WHAT = '(ci\\_cases, verified on the device, untimed)';
 
@@ -51,4 +52,11 @@ export function tailFindingLines(input: ReportInput): { fails: boolean; line: st
     lines.push({ fails: first.fails, line });
   }
   return lines;
+}
+
+/** The tail cases counted for the summary's correctness line, only when any is wrong or erred. */
+export function tailCountsView(input: ReportInput): TailCountsView | undefined {
+  const failed = tailProblems(input.results, input.config).length;
+  if (!failed) return undefined;
+  return { verified: (input.results.tails ?? []).length, failed };
 }

@@ -29,6 +29,7 @@ export interface ReportView {
   /** the nightly's accepted regressions since the last night, Markdown lines */
   acceptedSince: string[];
   counts: GateCounts;
+  tailCounts: TailCountsView | undefined;
   buildsOrMeasurement: true | undefined;
   changes: ChangesView;
   why: WhyView | undefined;
@@ -82,8 +83,17 @@ export interface JudgedView {
 
 export interface ChangesView {
   none: boolean;
+  /** no case changed and no tail case fails */
   nothing: boolean;
+  /** no timed case changed, but this many tail cases (ci_cases) fail or erred */
+  onlyTails: number | undefined;
   table: string;
+}
+
+/** The tail cases (ci_cases, verified on the device, untimed) when any fails or erred. */
+export interface TailCountsView {
+  verified: number;
+  failed: number;
 }
 
 export interface WhyView {

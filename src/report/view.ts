@@ -14,6 +14,7 @@ import { historyView } from './history.js';
 import { kernelViews } from './kernels.js';
 import { acceptedSinceView, judgedView, outcomeText, policyLine, shaText } from './summary.js';
 import { tierViews } from './tiers.js';
+import { tailCountsView } from './tails.js';
 import { trendsView } from './trends.js';
 import { whyView } from './why.js';
 import type { Digest, ReportInput, ViewOptions } from './types.js';
@@ -68,6 +69,7 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     policy: policyLine(input),
     acceptedSince: acceptedSinceView(input),
     counts: g.counts,
+    tailCounts: tailCountsView(input),
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
     changes: changesView(input, digest.changes),
     why: whyView(input, opts),
