@@ -134,7 +134,7 @@ class Harness:
             stage_s[m.name] = time.time() - t0
         if several:
             # The lanes stopped their workers: each kernel's tails in a worker of their own.
-            tails.verify_each(self, manifests, variant_filter, WorkerHandle, say)
+            tails.verify_each(self, manifests, variant_filter, self.gpus, say)
         self.document.phase = 2
         unknown = self.plan.unknown()
         if unknown:

@@ -5,6 +5,8 @@ wrongly is right; without this step such a kernel passed every GPU run (issue 30
 to the document's `tails`, apart from `cases`: the timed set, its coverage and its baselines are
 unchanged, and the gate fails on a tail that is not verified (src/judge/tails.ts)."""
 
+import collections
+import threading
 import time
 
 # The record's fields copied from the worker's (no timing: verified only).
@@ -73,27 +75,77 @@ def verify_kernel(harness, m, variant_filter, handle, say):
         return
     t0 = time.time()
     say(f"{m.name}: {len(todo)} tail cases (ci_cases) verified on {harness.device}, untimed")
-    timeout = harness.args.timeout_per_case or m.timeout_s
     for case, names in todo:
-        records = harness.run_case(handle, m, case, names, timeout, timing=False)
-        for v in names:
-            t = record(m, case, v, records[v])
-            with harness.lock:
-                harness.doc["tails"].append(t)
-            say(line(t))
+        verify_unit(harness, m, case, names, handle, say)
     harness.add_stage_seconds({"tails": time.time() - t0})
 
 
-def verify_each(harness, manifests, variant_filter, worker_handle, say):
-    """Each kernel's tails in a worker of its own (after the lanes, whose workers are stopped)."""
-    for m in manifests:
-        if not units_of(harness, m, variant_filter):
-            if wanted(harness.args):
-                with harness.lock:
-                    harness.doc.setdefault("tails", [])
-            continue
-        handle = worker_handle(m, harness.options())
-        try:
-            verify_kernel(harness, m, variant_filter, handle, say)
-        finally:
-            handle.stop()
+def verify_unit(harness, m, case, names, handle, say, where=""):
+    """One tail case's variants verified in `handle`; their records appended to doc['tails']."""
+    timeout = harness.args.timeout_per_case or m.timeout_s
+    records = harness.run_case(handle, m, case, names, timeout, timing=False)
+    for v in names:
+        t = record(m, case, v, records[v])
+        with harness.lock:
+            harness.doc["tails"].append(t)
+        say(f"{where}{line(t)}")
+
+
+class _Gpu:
+    """What harness.worker_handle needs of a lane: the GPU's name as CUDA_VISIBLE_DEVICES gives it."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def verify_each(harness, manifests, variant_filter, gpus, say):
+    """Every kernel's tails after the lanes (whose workers are stopped), spread over the run's GPUs:
+    one queue of tail cases in the harness's order, each GPU's thread taking the next and keeping
+    a worker per kernel it met. On two H100s the tails took 34 s on one GPU while the other waited
+    (run 76, 2026-11-26). The records are put back in the harness's order at the end, so the
+    document is the same whatever the GPU count."""
+    if not wanted(harness.args):
+        return
+    with harness.lock:
+        harness.doc.setdefault("tails", [])
+    queue = collections.deque((m, case, names) for m in manifests for case, names in units_of(harness, m, variant_filter))
+    if not queue:
+        return
+    t0 = time.time()
+    kernels = ", ".join(f"{m.name} {sum(1 for q in queue if q[0] is m)}" for m in manifests if any(q[0] is m for q in queue))
+    say(f"tails: {len(queue)} tail cases (ci_cases: {kernels}) verified on {harness.device} over {len(gpus)} GPU(s) ({', '.join(gpus)}), untimed")
+    order = {(m.name, case.id): i for i, (m, case, _) in enumerate(queue)}
+    lock = threading.Lock()
+    threads = [threading.Thread(target=_gpu_tails, args=(harness, queue, lock, gpu, say), daemon=True) for gpu in gpus]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with harness.lock:
+        harness.doc["tails"].sort(key=lambda t: order.get((t["kernel"], t["case"]), -1))
+    harness.add_stage_seconds({"tails": time.time() - t0})
+
+
+def _gpu_tails(harness, queue, lock, gpu, say):
+    """One GPU's thread of verify_each: the next tail case from the queue until none is left."""
+    handles = {}
+    try:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                m, case, names = queue.popleft()
+            try:
+                if m.name not in handles:
+                    handles[m.name] = harness.worker_handle(m, _Gpu(gpu))
+                verify_unit(harness, m, case, names, handles[m.name], say, where=f"gpu {gpu}: ")
+            except Exception as e:  # a tail this thread could not verify is an error, not lost
+                message = f"the tails' thread of gpu {gpu} failed: {type(e).__name__}: {e}"
+                for v in names:
+                    t = record(m, case, v, {"status": "error", "error": {"kind": "other", "message": message}})
+                    with harness.lock:
+                        harness.doc["tails"].append(t)
+                    say(f"gpu {gpu}: {line(t)}")
+    finally:
+        for h in handles.values():
+            h.stop()
