@@ -11,8 +11,12 @@ mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
 variants=good,unwritten,nan,inf,tail,race,leftover,zeros_fast,unsupported,other_stream,host_sync,poison,writes_input,third_seed,stale,capture_cheat,late_short,device_assert
 # The faults that lie to the timing (issue 34): tampering, lazy and aliased outputs, caches, a stale
-# graph launch, a race two runs agree on, persisting L2, work on a thread after return.
+# graph launch, a race two runs agree on, persisting L2, work on a thread after return, work in
+# another process after return (ipc_after_return: a process forked from the variant's helper writes
+# the output through CUDA IPC; process_after_return and double_fork_after_return, CPU only, are
+# skipped here with their reason).
 variants=$variants,timer_patch,stats_patch,lazy_output,aliased_output,memo_identity,memo_content,graph_stale,race_rare,l2_persist,thread_after_return
+variants=$variants,ipc_after_return,process_after_return,double_fork_after_return
 cd "$root" && PYTHONPATH="$root/python:$root:$root/test/python/fixtures/kernels/faulty" PYTHONUNBUFFERED=1 \
   python3 -m kernelgate_harness --kernels test/python/fixtures/kernels --out "$out/results.json" \
   --variants "$variants" --device cuda --seeds 3 --time-cap-s 0.2 --min-samples 5 \

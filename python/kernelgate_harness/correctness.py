@@ -36,7 +36,9 @@ def output_problems(c, where, cached, tol_rel, tol_abs, device):
             "left on another stream, which the timing does not see"
         )
     elif c.get("after_return"):
-        problems.append(changed_after_return_message(where, c["after_return"], c["numel"], c.get("after_return_processes", ())))
+        problems.append(changed_after_return_message(
+            where, c["after_return"], c["numel"], c.get("after_return_processes", ()), c.get("after_return_on_gpu", False)
+        ))
     elif c["moved_nonfinite"]:
         problems.append(
             f"{where}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read "

@@ -5,9 +5,10 @@ other than the output buffer it was handed, finished when the call returns (not 
 by a thread, a process or a stream the call left running), and not an answer served again for other inputs (a
 cached result, named by its bits being those of another input set's output)."""
 
-import os
 import threading
 import time
+
+from .processes import descendants, holds_open
 
 # How long the check after a call waits for threads the call started (a thread that finishes the
 # output after the call returned is work the timing does not see).
@@ -117,65 +118,48 @@ def new_threads(before):
     return [t for t in threading.enumerate() if t not in before and t.is_alive()]
 
 
-def descendants():
-    """{pid: name} of the live processes descended from this one (zombies aside), read from /proc;
-    empty where there is no /proc. A process that left the tree (a double fork) is not seen."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return {}
-    parent = {}
-    for d in entries:
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        close = stat.rfind(")")
-        fields = stat[close + 2:].split()
-        if len(fields) >= 2 and fields[0] != "Z":
-            parent[int(d)] = (int(fields[1]), stat[stat.find("(") + 1:close])
-    found, frontier = {}, [os.getpid()]
-    while frontier:
-        p = frontier.pop()
-        for pid, (pp, name) in parent.items():
-            if pp == p and pid not in found:
-                found[pid] = name
-                frontier.append(pid)
-    return found
-
-
 def settle(torch, device, before, processes_before=None):
     """Waits for the threads a call started (up to SETTLE_THREADS_S), for the processes it started
-    when `processes_before` (descendants() before the call) is given (up to SETTLE_PROCESSES_S), and
+    when `processes_before` (descendants() before the call) is given (up to SETTLE_PROCESSES_S; those
+    they start meanwhile, and a double fork's grandchild, re-parented to the worker, count too), and
     on CUDA for the whole device: afterwards nothing the call left running can still write its
-    output. Returns the processes the call started, {pid: name}: judged by what they did (the
-    output checked afterwards), so a pool that outlives the call and writes nothing is no fault."""
+    output. Returns ({pid: name} of the processes the call started, the pids among them seen with
+    the GPU open): judged by what they did (the output checked afterwards), so a pool that outlives
+    the call and writes nothing is no fault."""
     deadline = time.monotonic() + SETTLE_THREADS_S
     for t in new_threads(before):
         t.join(max(0.0, deadline - time.monotonic()))
-    started = {}
+    started, on_gpu = {}, set()
     if processes_before is not None:
         started = {p: n for p, n in descendants().items() if p not in processes_before}
         running = dict(started)
         until = time.monotonic() + SETTLE_PROCESSES_S
-        while running and time.monotonic() < until:
+        while running:
+            on_gpu.update(p for p in running if p not in on_gpu and holds_open(p))
+            if time.monotonic() >= until:
+                break
             time.sleep(0.02)
             alive = descendants()
-            running = {p: n for p, n in running.items() if p in alive}
+            new = {p: n for p, n in alive.items() if p not in processes_before and p not in started}
+            started.update(new)
+            running = {p: n for p, n in {**running, **new}.items() if p in alive}
     if device == "cuda":
         torch.cuda.synchronize()
-    return started
+    return started, on_gpu
 
 
-def changed_after_return_message(where, n, numel, processes=()):
+def changed_after_return_message(where, n, numel, processes=(), on_gpu=False):
+    """`processes`: the names of the processes the call started ("python3 (pid 4242)"); `on_gpu`:
+    whether one of them had the GPU open (which names CUDA IPC as the way it wrote)."""
     if processes:
+        how = (
+            "in another process that had the GPU open (a process with a CUDA context of its own writes the output's memory "
+            "through CUDA IPC)" if on_gpu else "in another process"
+        )
         return (
             f"{where}: the output changed after the call returned ({n} of {numel} elements differ once the processes it started "
-            f"({', '.join(processes)}) had ended and the device was synchronised): work continued after the call returned, in "
-            "another process, which the timing does not see"
+            f"({', '.join(processes)}) had ended and the device was synchronised): work continued after the call returned, {how}, "
+            "which the timing does not see"
         )
     return (
         f"{where}: the output changed after the call returned ({n} of {numel} elements differ once the threads it started had "

@@ -11,7 +11,8 @@ import threading
 import time
 
 from .device import error_record, is_out_of_memory, sync_stream
-from .outputs import bits_differ, descendants, output_problem, settle
+from .outputs import bits_differ, output_problem, settle
+from .processes import descendants
 
 # A variant whose device work outlives its own stream's end event by this much (and by this
 # fraction of its timed duration) launched work on another stream than the one timed.
@@ -228,7 +229,7 @@ class Verifier:
         res1 = res.clone()
         # Finished when the call returned: nothing it left running (a thread, another stream) may
         # change the output afterwards, outside the timed interval.
-        started = settle(torch, self.device, threads, processes)
+        started, on_gpu = settle(torch, self.device, threads, processes)
         after_return = bits_differ(torch, res, res1)
         # Second run on the same inputs over a finite sentinel: an element that stays NaN in the
         # first run and keeps the sentinel in the second was never written.
@@ -265,7 +266,10 @@ class Verifier:
         return {
             "late_work": late,
             "after_return": after_return,
-            "after_return_processes": [f"{name} (pid {pid})" for pid, name in started.items()] if after_return else [],
+            "after_return_processes": [
+                f"{name} (pid {pid}{', the GPU open' if pid in on_gpu else ''})" for pid, name in started.items()
+            ] if after_return else [],
+            "after_return_on_gpu": bool(after_return and on_gpu),
             "third_moved": third,
             "out_bits": out_bits,
             "seed": seed,

@@ -16,6 +16,7 @@ from .device import CURRENT, error_record
 from .graphs import GraphCapture
 from .integrity import Guard, tampering_error
 from .l2 import persistence_error
+from .processes import become_subreaper
 from .sampling import Sampler
 from .stream_checks import StreamChecks
 from .timed_output import TimedOutputCheck
@@ -297,6 +298,9 @@ def main(conn, current, manifest, options):
     # Kernel code may print; keep the parent's stdout for the progress lines.
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    # Orphans of the kernel's processes (a double fork's grandchild) become the worker's, so the
+    # check after a call still finds them among its descendants (outputs.settle).
+    become_subreaper()
     checkout_on_path()
     if options.get("import_root"):
         import_root(manifest["module"], options["import_root"])

@@ -9,6 +9,7 @@ unharmed. The same module again on another H100 (faults-h100-run62: serial 16541
 import gzip
 import json
 import os
+import re
 
 import pytest
 
@@ -55,6 +56,48 @@ def test_each_fault_is_named_on_the_gpu(cases, variant, status, kind, start):
 
 def test_work_after_return_is_caught(cases):
     assert "the output changed after the call returned (1040 of 2560" in message(cases[("thread_after_return", 64)])
+
+
+# Work after return in another process on the GPU (ipc_after_return): a process forked from the
+# variant's helper opens the output through CUDA IPC and writes its last 40 % of rows 0.2 s after
+# the call returned; named as a process that had the GPU open. Planted after runs 54 and 62: the
+# next `bash scripts/gpu-faults.sh OUTDIR` on an H100 records it (its seeds 1 and 2 may add their
+# own findings after seed 0's).
+IPC_AFTER_RETURN = (
+    r"seed 0: (1040 NaN in the output|1040 of 2560 output elements never written \(still NaN after the run\)); seed 0: the output "
+    r"changed after the call returned \(1040 of 2560 elements differ once the processes it started \(python[^ ]* \(pid \d+, the "
+    r"GPU open\)\) had ended and the device was synchronised\): work continued after the call returned, in another process that "
+    r"had the GPU open \(a process with a CUDA context of its own writes the output's memory through CUDA IPC\), which the timing "
+    r"does not see(; .*)?"
+)
+# The CPU-only plants of the same class, skipped on the GPU with their reason.
+CPU_ONLY = {
+    "process_after_return": "process_after_return forks a child that writes shared CPU memory: CPU only (on the GPU, ipc_after_return)",
+    "double_fork_after_return": "double_fork_after_return forks a child that forks a grandchild writing shared CPU memory: CPU only (on the "
+    "GPU, ipc_after_return)",
+}
+
+
+def test_work_after_return_in_a_process_on_the_gpu_is_named(cases):
+    if ("ipc_after_return", 64) not in cases:
+        pytest.skip("recorded before ipc_after_return was planted: the next scripts/gpu-faults.sh run on the GPU records it")
+    for n in (64, 100):
+        c = cases[("ipc_after_return", n)]
+        assert c["status"] == "fail" and "timing" not in c, message(c)
+        rows = 40 * (n - int(n * 0.6))
+        assert re.fullmatch(IPC_AFTER_RETURN.replace("1040", str(rows)).replace("2560", str(40 * n)), message(c)), message(c)
+    for variant, reason in CPU_ONLY.items():
+        c = cases[(variant, 64)]
+        assert c["status"] == "skipped" and c["reason"] == reason
+
+
+def test_the_recorded_pattern_is_the_message_the_harness_writes():
+    from kernelgate_harness.outputs import changed_after_return_message
+
+    written = "seed 0: 1040 NaN in the output; " + changed_after_return_message("seed 0", 1040, 2560, ["python3 (pid 4242, the GPU open)"], True)
+    assert re.fullmatch(IPC_AFTER_RETURN, written), written
+    # A process without the GPU open (the CPU's shared memory) is not named as CUDA IPC.
+    assert not re.fullmatch(IPC_AFTER_RETURN, "seed 0: 1040 NaN in the output; " + changed_after_return_message("seed 0", 1040, 2560, ["python3 (pid 4242)"]))
 
 
 def test_good_beside_them_is_unharmed_and_states_its_l2(cases):
