@@ -10,6 +10,7 @@ import { compare } from '../src/judge/index.js';
 import { gate } from '../src/judge/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { GITHUB_COMMENT_LIMIT, renderReport } from '../src/report/index.js';
+import { keepUnits } from '../src/report/compact.js';
 import { evaluateTiers } from '../src/judge/index.js';
 import { loadResults } from '../src/results/index.js';
 
@@ -53,17 +54,24 @@ describe('the comment on the recorded runs', { timeout: 120_000 }, () => {
       '## kernelgate: ✅ pass: no candidate slower or faster (the A/A control bsr\\_gemm/torch\\_bsr\\_dense\\_mm moved: the machine was not quiet) · PR #7',
     );
     const screen = firstScreen(comment);
+    // numbers keep their units (no-break spaces) in the tables: keepUnits
     expect(screen).toContain(
-      '| bsr\\_gemm/torch\\_bsr\\_dense\\_mm | 1 of 3 | +1.7 % | +1.7 % | 🔴 1 slower · 🟡 1 ambiguous (an A/A control: the machine moved, not the code) |\n' +
-        '| 15 other variants | 0 of 214 | +0.0 % | −2.0 % … +1.5 % | ⚪ 214 same |',
+      keepUnits(
+        '| bsr\\_gemm/torch\\_bsr\\_dense\\_mm | 1 of 3 | +1.7 % | +1.7 % | 🔴 1 slower · 🟡 1 ambiguous (an A/A control: the machine moved, not the code) |\n' +
+          '| 15 other variants | 0 of 214 | +0.0 % | −2.0 % … +1.5 % | ⚪ 214 same |',
+      ),
     );
     // The honest headline: our fastest passing kernel against SDPA's default and dense cuBLAS,
     // this PR and its base timed in the same job.
     expect(screen).toContain(
-      '| attention dtype=fp16, B=16, H=96, S=4096, D=128, causal=false | **0.88×** | 0.88× | **C** (half of SDPA default); next B at 25.01 ms (1.02× faster) | cuda\\_fa\\_wgmma 25.49 ms, 518 TFLOPS (fastest of 3) | sdpa\\_default 22.51 ms, 586 TFLOPS |',
+      keepUnits(
+        '| attention dtype=fp16, B=16, H=96, S=4096, D=128, causal=false | **0.88×** | 0.88× | **C** (half of SDPA default); next B at 25.01 ms (1.02× faster) | cuda\\_fa\\_wgmma 25.49 ms, 518 TFLOPS (fastest of 3) | sdpa\\_default 22.51 ms, 586 TFLOPS |',
+      ),
     );
     expect(screen).toContain(
-      '| bsr\\_gemm dtype=fp16, M=8192, N=8192, K=8192, block=128, topk=16 | **0.64×** per useful FLOP · 2.54× wall clock | 0.64× | **C** (half of dense cuBLAS per useful FLOP); next B at 0.415 ms (1.26× faster) | cuda\\_bsr\\_wgmma\\_ws 0.523 ms, 526 TFLOPS (fastest of 4) | cublas\\_dense 1.329 ms, 827 dense TFLOPS |',
+      keepUnits(
+        '| bsr\\_gemm dtype=fp16, M=8192, N=8192, K=8192, block=128, topk=16 | **0.64×** per useful FLOP · 2.54× wall clock | 0.64× | **C** (half of dense cuBLAS per useful FLOP); next B at 0.415 ms (1.26× faster) | cuda\\_bsr\\_wgmma\\_ws 0.523 ms, 526 TFLOPS (fastest of 4) | cublas\\_dense 1.329 ms, 827 dense TFLOPS |',
+      ),
     );
     expect(screen).toContain(`[the full report in the job summary](${RUN_URL})`);
   });
@@ -76,9 +84,11 @@ describe('the comment on the recorded runs', { timeout: 120_000 }, () => {
     expect(screen).toContain(
       'No case changed: nothing is slower, faster, wrong, failing or missing.',
     );
-    expect(screen).toContain('| all 16 variants | 0 of 217 | −0.2 % | −5.1 % … +3.1 % |');
+    expect(screen).toContain(
+      keepUnits('| all 16 variants | 0 of 217 | −0.2 % | −5.1 % … +3.1 % |'),
+    );
     expect(screen).toMatch(
-      /\| \*\*0\.81×\*\* \| 0\.79× \| .* \| cuda\\_fa\\_wgmma 25\.07 ms, 526 TFLOPS \(fastest of 3\) \| sdpa\\_default 20\.31 ms, 649 TFLOPS \|/,
+      /\| \*\*0\.81×\*\* \| 0\.79× \| .* \| cuda\\_fa\\_wgmma 25\.07\sms, 526\sTFLOPS \(fastest of 3\) \| sdpa\\_default 20\.31\sms, 649\sTFLOPS \|/,
     );
   });
 
@@ -88,7 +98,9 @@ describe('the comment on the recorded runs', { timeout: 120_000 }, () => {
       '## kernelgate: ⚠️ regression: attention/triton\\_fa2 slower on 26 cases · PR #7',
     );
     expect(firstScreen(comment)).toContain(
-      '| attention/triton\\_fa2 | 26 of 26 | +100.9 % | +94.4 % … +110.9 % | 🔴 26 slower |',
+      keepUnits(
+        '| attention/triton\\_fa2 | 26 of 26 | +100.9 % | +94.4 % … +110.9 % | 🔴 26 slower |',
+      ),
     );
     expect(title(render('paired-slow2-h100').comment)).toBe(
       '## kernelgate: ⚠️ regression: attention/triton\\_fa2 slower on 26 cases · PR #7',
@@ -173,7 +185,7 @@ describe('the nightly report with a history', { timeout: 120_000 }, () => {
     // The grade says when its reference moved (issue 32): cuBLAS ran 10 % faster tonight than in
     // the baseline run, which is most of bsr_gemm's 0.81× → 0.71×.
     expect(comment).toContain(
-      '| **0.71×** per useful FLOP · 2.83× wall clock | 0.81× · reference −10.0 % |',
+      keepUnits('| **0.71×** per useful FLOP · 2.83× wall clock | 0.81× · reference −10.0 % |'),
     );
     expect(comment).toContain(
       '\nThe reference moved between the baseline and this run, so the ratio moved with it whatever the candidate did: ' +

@@ -14,6 +14,7 @@ import {
 import type { CaseResult, Paired, Timing } from '../results/index.js';
 import {
   type BaselineState,
+  CONFIRM_NOTES,
   type ConfirmOutcome,
   type JudgeMethod,
   MIN_SAMPLES_FOR_VERDICT,
@@ -64,6 +65,8 @@ interface PairedJudgement extends PerfJudgement {
   nPairs: number;
   mdcPct?: number;
   confirmed?: ConfirmOutcome;
+  confirmLo?: number;
+  confirmHi?: number;
   /** the case's detection threshold, % (paired.detect_pct), where it had one */
   detectPct?: number;
 }
@@ -414,7 +417,7 @@ function judgeConfirmed(
     return {
       ...first,
       confirmed: 'unmeasured',
-      perfNote: `not confirmed in a second pair of worker processes: ${why}`,
+      perfNote: `${CONFIRM_NOTES.unmeasured}${why}`,
     };
   }
   const { ratio, lo, hi } = pairedInterval(logs, `${key}\u0000confirm`, config);
@@ -424,7 +427,9 @@ function judgeConfirmed(
     return {
       ...first,
       confirmed: 'confirmed',
-      perfNote: `confirmed in a second pair of worker processes: ${again}`,
+      confirmLo: lo,
+      confirmHi: hi,
+      perfNote: `${CONFIRM_NOTES.confirmed}${again}`,
     };
   }
   return {

@@ -93,6 +93,9 @@ export interface CaseComparison {
    * said the same, did not repeat (now AMBIGUOUS), or could not be measured (the verdict stands)
    */
   confirmed?: ConfirmOutcome;
+  /** confirmed: the second pair's interval of the ratio (head ÷ base), as ciLo and ciHi are */
+  confirmLo?: number;
+  confirmHi?: number;
   /**
    * a reference variant that moved, the run's A/A control: `paired`, identical code in both arms;
    * `stored`, its code is the stored run's (controls.ts). The machine moved, not the code.
@@ -169,3 +172,9 @@ export function caseKey(kernel: string, variant: string, caseId: string): string
 export function caseLabel(c: { kernel: string; variant: string; case: string }): string {
   return `${c.kernel}/${c.variant} ${c.case}`;
 }
+
+/** How the note of a paired verdict that a second pair of worker processes measured begins. */
+export const CONFIRM_NOTES = {
+  confirmed: 'confirmed in a second pair of worker processes: ',
+  unmeasured: 'not confirmed in a second pair of worker processes: ',
+} as const;

@@ -83,17 +83,6 @@ export function perfCells(c: CaseComparison, input: ReportInput): Cell[] {
   return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
 }
 
-/** The parameter names of a set of cases, in the order they first appear: one column each. */
-export function axisKeys(cases: CaseComparison[]): string[] {
-  const keys: string[] = [];
-  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
-  return keys;
-}
-
-export function axisCells(c: CaseComparison, keys: string[]): Cell[] {
-  return keys.map((k) => (c.params[k] === undefined ? '' : String(c.params[k])));
-}
-
 /**
  * A note cut to at most `max` characters at a word boundary, with an ellipsis (the full report
  * keeps it whole): "… compare clock-…" never, "… compare …" instead. A text with no space in its

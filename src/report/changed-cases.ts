@@ -2,12 +2,12 @@
 // ordered by what a reviewer weighs: problems with correctness first, then the kernel's headline
 // case, then the largest change in time. Launch-bound cases (head and base both under TAIL_MS)
 // whose only change is their speed are counted in one line under the table instead of filling it.
-import type { CaseComparison, MeasurementError } from '../judge/index.js';
+import { type CaseComparison, CONFIRM_NOTES, type MeasurementError } from '../judge/index.js';
 import { fixed } from '../lib/index.js';
 import { countsText, esc, plural, rangeText } from './cells.js';
 import { CHANGE_KINDS, type Changes, changeKind, ratioSpread, verdictCounts } from './digest.js';
 import { changedTable } from './tables.js';
-import { COMMENT_NOTE_CHARS, type ReportInput, type ViewOptions } from './types.js';
+import type { ReportInput, ViewOptions } from './types.js';
 import type { ChangedKernelView } from './view-types.js';
 
 /** A case whose head and base both take less than this many ms is a launch-bound tail. */
@@ -93,11 +93,7 @@ export function changedCasesView(
     out.push({
       kernel,
       cases: shown,
-      table: shown.length
-        ? opts.full
-          ? changedTable(shown, input, measured, undefined, true)
-          : changedTable(shown, input, measured, COMMENT_NOTE_CHARS)
-        : '',
+      table: shown.length ? changedTable(shown, input, measured, Boolean(opts.full)) : '',
       tails,
       more: hidden.length ? `${hidden.join('; ')}: in the full report.` : undefined,
     });
@@ -113,6 +109,18 @@ const VERDICT_WORDS: Record<string, string> = {
   MISSING: '❓ MISSING: in the base, not in this run',
   NEW: '🆕 NEW: nothing to compare with',
 };
+
+/** What the note's "confirmed" and "not confirmed" mean, for the notes the tables show. */
+function confirmWords(cases: CaseComparison[]): string[] {
+  const words: string[] = [];
+  if (cases.some((c) => c.confirmed === 'confirmed'))
+    words.push(
+      'confirmed LO … HI: measured again in a second pair of worker processes, which read the same verdict with that interval',
+    );
+  if (cases.some((c) => c.perfNote?.startsWith(CONFIRM_NOTES.unmeasured)))
+    words.push('not confirmed: the second pair of worker processes could not measure it, and why');
+  return words;
+}
 
 /**
  * One line under the changed-cases tables that says once what each column's symbols mean, for the
@@ -136,10 +144,13 @@ export function changedLegend(
   ];
   if (input.comparison.paired) {
     parts.push(
-      '· paired: timed in pairs with the base revision in this job; · vs baseline: against the stored run',
+      'paired: timed in pairs with the base revision in this job; vs baseline: against the stored run',
     );
   }
   parts.push(`CI of Δ: its ${fixed(compare.confidence * 100, 0)} % confidence interval`);
+  if (cases.some((c) => c.medianMs !== undefined || c.baselineMedianMs !== undefined))
+    parts.push('ms, base: a call’s median time in this run and in its base');
+  parts.push(...confirmWords(cases));
   if (raised) {
     parts.push(
       "(±x %): the threshold that case had to clear where it is not the default: raised by its measured noise or the floor for short cases, or another tool's own (docs/adapters.md)",

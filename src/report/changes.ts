@@ -2,6 +2,7 @@
 import { tailProblems } from '../judge/index.js';
 import { type Cell, formatRatioPct, table } from '../lib/index.js';
 import { CHANGED_COUNTS, countsText, rangeText, trusted } from './cells.js';
+import { keepUnits } from './compact.js';
 import { type Changes, isControl } from './digest.js';
 import type { ReportInput } from './types.js';
 import type { ChangesView } from './view-types.js';
@@ -11,8 +12,8 @@ export function changesView(input: ReportInput, changes: Changes): ChangesView {
   const rows: Cell[][] = changes.changed.map((v) => [
     `${v.kernel}/${v.variant}`,
     trusted(`${v.changed.length} of ${v.cases}`),
-    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ''),
-    trusted(rangeText(v.delta)),
+    trusted(v.delta ? keepUnits(formatRatioPct(v.delta.geomean)) : ''),
+    trusted(keepUnits(rangeText(v.delta))),
     trusted(
       `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? ' (an A/A control: the machine moved, not the code)' : ''}`,
     ),
@@ -25,8 +26,8 @@ export function changesView(input: ReportInput, changes: Changes): ChangesView {
     rows.push([
       trusted(u.variants === 1 && changes.changed.length ? '1 other variant' : label),
       trusted(`0 of ${u.cases}`),
-      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ''),
-      trusted(rangeText(u.delta)),
+      trusted(u.delta ? keepUnits(formatRatioPct(u.delta.geomean)) : ''),
+      trusted(keepUnits(rangeText(u.delta))),
       trusted(countsText(u.counts)),
     ]);
   }

@@ -6,6 +6,15 @@ import { type Cell, table } from '../lib/index.js';
 /** No-break space: GitHub wraps a table cell at spaces, never at this. */
 export const NBSP = '\u00a0';
 
+/**
+ * A text's numbers kept with their units ("+40.1 %", "1.46 µs", "27.9 ms", "513 TFLOPS"): a no-break space
+ * between them, so a cell or a line that must wrap never breaks before the last "%" of
+ * "+0.8 % … +40.1 %" (issue 32); it may still break between the numbers.
+ */
+export function keepUnits(text: string): string {
+  return text.replace(/(\d) (%|ms|µs|×|TFLOPS|GB\/s)(?![\p{L}\d])/gu, `$1${NBSP}$2`);
+}
+
 function empty(cell: Cell | undefined): boolean {
   if (cell === undefined) return true;
   if (typeof cell === 'object') return cell.trusted.trim() === '';

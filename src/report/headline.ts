@@ -2,6 +2,7 @@
 import { baseArmResults, evaluateTiers, type TierStatus } from '../judge/index.js';
 import { type Cell, fixed, formatMs, formatRatioPct, table } from '../lib/index.js';
 import { esc, tierCell, trusted, valueText } from './cells.js';
+import { keepUnits } from './compact.js';
 import { headlineRows } from './digest.js';
 import type { ReportInput } from './types.js';
 import type { HeadlineView } from './view-types.js';
@@ -79,11 +80,11 @@ export function headlineView(
     // right-hand columns are the ones a narrow comment column scrolls out of view.
     return [
       workload,
-      trusted(value),
-      ...(hasBase ? [trusted(baseText)] : []),
-      trusted(tierCell(t)),
-      trusted(ours),
-      trusted(against),
+      trusted(keepUnits(value)),
+      ...(hasBase ? [trusted(keepUnits(baseText))] : []),
+      trusted(keepUnits(tierCell(t))),
+      trusted(keepUnits(ours)),
+      trusted(keepUnits(against)),
     ];
   });
   const paired = input.comparison.paired !== undefined;

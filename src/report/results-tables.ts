@@ -32,13 +32,13 @@ function caseCells(cases: CaseComparison[]): Cell[] {
 }
 
 /** A method mark every Δ of the table shares (" · paired"): said once in the header instead. */
-function sharedMark(deltas: Cell[]): string {
+export function sharedMark(deltas: Cell[]): string {
   const texts = deltas.map((d) => (typeof d === 'object' ? d.trusted : String(d))).filter(Boolean);
   const mark = /( · [a-z ]+)$/.exec(texts[0] ?? '')?.[1];
   return mark && texts.every((t) => t.endsWith(mark)) ? mark : '';
 }
 
-const strip = (cell: Cell, mark: string): Cell =>
+export const strip = (cell: Cell, mark: string): Cell =>
   mark && typeof cell === 'object' ? trusted(cell.trusted.slice(0, -mark.length)) : cell;
 
 /** "⚠️ " before a rate the run measured above the chip's peak. */
