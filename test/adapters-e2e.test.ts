@@ -65,7 +65,7 @@ function repository(): string {
   const root = mkdtempSync(join(tmpdir(), 'kg-adapters-repo-'));
   cpSync(join(ADAPTER_FIXTURES, 'gbench', 'bench.cc'), join(root, 'cpp', 'bench.cc'));
   cpSync(
-    join(ADAPTER_FIXTURES, 'pytest-bench', 'test_bench.py'),
+    join(ADAPTER_FIXTURES, 'pytest-benchmark', 'test_bench.py'),
     join(root, 'py', 'test_bench.py'),
   );
   cpSync(

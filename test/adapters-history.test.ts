@@ -4,7 +4,8 @@
 // a slowed one is SLOWER, and the tools' cases stay UNCHECKED.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adaptFile, fileAdapterFor, resultsOf } from '../src/adapters/index.js';
+import { adaptFile, resultsOf } from '../src/adapters/index.js';
+import { fileAdapterFor } from '../src/formats/index.js';
 import { defaultConfig } from '../src/config/index.js';
 import {
   buildRecord,
@@ -23,7 +24,7 @@ function adaptedRun(): KernelgateResults {
     resultsOf(
       [
         adapt('gbench', 'gbench/bench.json', 'cpu_gbench'),
-        adapt('pytest-benchmark', 'pytest-bench/bench.json', 'py_bench'),
+        adapt('pytest-benchmark', 'pytest-benchmark/bench.json', 'py_bench'),
       ],
       { gitSha: 'a'.repeat(40) },
     ),

@@ -11,10 +11,10 @@ import {
   adaptFile,
   adaptFiles,
   adaptSummary,
-  fileAdapterFor,
   resultsOf,
   withRunnerGpu,
 } from '../src/adapters/index.js';
+import { fileAdapterFor } from '../src/formats/index.js';
 import { defaultConfig, loadConfig, type Config } from '../src/config/index.js';
 import { failedCases, toBmf, toGabBigger } from '../src/history/index.js';
 import { calibrate, calibrationYaml, compare } from '../src/judge/index.js';
@@ -24,7 +24,7 @@ import type { Exec } from '../src/lib/index.js';
 import { messageOf } from './support/throws.js';
 import { ADAPTER_FIXTURES, REPO } from './support/adapter-tools.js';
 
-const PYTEST = join(ADAPTER_FIXTURES, 'pytest-bench', 'bench.json');
+const PYTEST = join(ADAPTER_FIXTURES, 'pytest-benchmark', 'bench.json');
 const GBENCH = join(ADAPTER_FIXTURES, 'gbench', 'bench.json');
 const NVBENCH_DIR = join(REPO, 'test', 'fixtures', 'recorded', 'byob-h100', 'nvbench');
 

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileAdapterFor } from '../src/adapters/index.js';
+import { fileAdapterFor } from '../src/formats/index.js';
 import { adaptFile, resultsOf } from '../src/adapters/run.js';
 import { defaultConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';
@@ -88,7 +88,7 @@ describe.runIf(HAVE_PYTEST_BENCHMARK || REQUIRE_TOOLS)('pytest-benchmark, run he
       [
         '-m',
         'pytest',
-        join('test', 'fixtures', 'adapters', 'pytest-bench'),
+        join('test', 'fixtures', 'adapters', 'pytest-benchmark'),
         '-q',
         '-p',
         'no:cacheprovider',
@@ -103,7 +103,7 @@ describe.runIf(HAVE_PYTEST_BENCHMARK || REQUIRE_TOOLS)('pytest-benchmark, run he
     const fresh = adapted('pytest-benchmark', out, 'pytest_bench');
     const recorded = adapted(
       'pytest-benchmark',
-      join(ADAPTER_FIXTURES, 'pytest-bench', 'bench.json'),
+      join(ADAPTER_FIXTURES, 'pytest-benchmark', 'bench.json'),
       'pytest_bench',
     );
     expect(fresh.kernels[0]?.adapter).toEqual({

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliIn } from './support/cli-io.js';
-import { adapterFormats, adapterList, adapterFor, fileAdapterFor } from '../src/adapters/index.js';
+import {
+  adapterFormats,
+  adapterList,
+  adapterFor,
+  FILE_FORMATS,
+  fileAdapterFor,
+} from '../src/formats/index.js';
 import { splitRunName } from '../src/formats/gbench.js';
 import { adaptFile, resultsOf, type AdaptedKernel } from '../src/adapters/run.js';
 import { parseFormula } from '../src/config/formula.js';
@@ -18,7 +24,7 @@ import configSchema from '../schema/config.schema.json' with { type: 'json' };
 
 const fixtures = join(import.meta.dirname, 'fixtures', 'adapters');
 const GBENCH = join(fixtures, 'gbench', 'bench.json');
-const PYTEST = join(fixtures, 'pytest-bench', 'bench.json');
+const PYTEST = join(fixtures, 'pytest-benchmark', 'bench.json');
 const NVBENCH = join(fixtures, 'nvbench', 'summary', 'bench.json');
 const NVBENCH_BIN = join(fixtures, 'nvbench', 'jsonbin', 'bench.json');
 
@@ -42,9 +48,19 @@ function repo(files: Record<string, string>): string {
   return root;
 }
 
+/**
+ * The formats as kernelgate.yml's message lists them: the list's, whatever it holds, so a new
+ * format changes no message here ("gbench", "pytest-benchmark", "nvbench", … "command").
+ */
+const QUOTED_FORMATS = adapterFormats()
+  .map((f) => JSON.stringify(f))
+  .join(', ');
+
 describe('the adapter list', () => {
   it('names each format once, every one with its capabilities declared', () => {
-    expect(adapterFormats()).toEqual(['gbench', 'pytest-benchmark', 'nvbench', 'command']);
+    // The list's own order (test/formats.test.ts: each name once, nowhere else in src/).
+    expect(adapterFormats().slice(0, 3)).toEqual(['gbench', 'pytest-benchmark', 'nvbench']);
+    expect(adapterFormats().at(-1)).toBe('command');
     for (const a of adapterList()) {
       expect(adapterFor(a.format)).toBe(a);
       expect(a.capabilities.notes.samples.length).toBeGreaterThan(20);
@@ -70,9 +86,10 @@ describe('the adapter list', () => {
     );
   });
 
-  it('docs/adapters.md has a row for every format', () => {
+  it('docs/adapters.md points to `kernelgate adapt --formats` instead of a table of its own', () => {
     const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'adapters.md'), 'utf8');
-    for (const format of adapterFormats()) expect(doc).toContain(`| \`${format}\` |`);
+    expect(doc).toContain('kernelgate adapt --formats');
+    expect(doc).not.toContain('| format | tool, how to produce its output |');
   });
 
   it('the config schema leaves the format to the list (no second enum to keep in step)', () => {
@@ -370,7 +387,7 @@ describe('benchmarks: in kernelgate.yml', () => {
     [
       'an unknown format',
       '  - { name: b, format: gbenchmark, output: o.json }\n',
-      'kernelgate.yml: benchmarks[0].format must be one of "gbench", "pytest-benchmark", "nvbench", "command" (got "gbenchmark")',
+      `kernelgate.yml: benchmarks[0].format must be one of ${QUOTED_FORMATS} (got "gbenchmark")`,
     ],
     [
       'a name that is not a kernel name',
@@ -575,9 +592,9 @@ describe('kernelgate adapt', () => {
   it('reads several runs given as --input, one sample per run (issue 31)', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'kg-adapt-')), 'results.json');
     const inputs = [
-      'pytest-bench/bench.json',
-      'pytest-bench/bench.json',
-      'pytest-bench/bench.json',
+      'pytest-benchmark/bench.json',
+      'pytest-benchmark/bench.json',
+      'pytest-benchmark/bench.json',
     ];
     const adapted = await cli(
       'adapt',
@@ -597,7 +614,7 @@ describe('kernelgate adapt', () => {
 
   it('refuses a format it cannot read and a kernel name that is not one', async () => {
     expect((await cli('adapt', '--format', 'command', '--input', 'x')).stderr).toContain(
-      'kernelgate adapt: --format must be one of gbench, pytest-benchmark, nvbench (got "command")',
+      `kernelgate adapt: --format must be one of ${FILE_FORMATS.join(', ')} (got "command")`,
     );
     expect(
       (await cli('adapt', '--format', 'nvbench', '--input', 'x', '--kernel', 'A B')).stderr,

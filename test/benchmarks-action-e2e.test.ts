@@ -86,7 +86,7 @@ function repository(): { root: string; base: string; head: string } {
   symlinkSync(join(REPO, 'kernels', 'common'), join(root, 'kernels', 'common'));
   cpSync(join(ADAPTER_FIXTURES, 'gbench', 'bench.cc'), join(root, 'cpp', 'bench.cc'));
   cpSync(
-    join(ADAPTER_FIXTURES, 'pytest-bench', 'test_bench.py'),
+    join(ADAPTER_FIXTURES, 'pytest-benchmark', 'test_bench.py'),
     join(root, 'py', 'test_bench.py'),
   );
   mkdirSync(join(root, 'cmd'));

@@ -4,11 +4,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { KernelgateResults } from '../results/index.js';
 import { readInputFile } from '../results/index.js';
-import type { BenchmarkConfig, FileFormat } from '../config/index.js';
-import { formatTitles } from './index.js';
+import type { BenchmarkConfig } from '../config/index.js';
 import { finishKernel, type AdaptedKernel } from './run.js';
 import { mergeRuns } from './runs.js';
-import { refuseOtherFormat, type FileAdapter } from '../formats/index.js';
+import { refuseOtherFormat, type FileAdapter, type FileFormat } from '../formats/index.js';
 
 /** Reads the files of one or more runs of a tool (`shown` names each in messages). */
 export function adaptFiles(
@@ -25,7 +24,7 @@ export function adaptFiles(
   const runs = paths.map((path, i) => {
     const file = shown[i]!;
     const text = readInputFile(path, file);
-    refuseOtherFormat(adapter.format, text, file, formatTitles());
+    refuseOtherFormat(adapter.format, text, file);
     return adapter.parse({
       text,
       file,

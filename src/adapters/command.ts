@@ -13,7 +13,6 @@ import {
   adaptedCaseIdOf,
   timingFromSamples,
   type AdaptedCase,
-  type AdapterCapabilities,
   type Params,
 } from '../formats/index.js';
 
@@ -448,29 +447,3 @@ function pairedOf(head: Arm, base: Arm, sub: string, method: string): Paired {
     stop_reason: 'max_pairs',
   };
 }
-
-export const COMMAND_CAPABILITIES: AdapterCapabilities = {
-  samples: 'raw',
-  work: 'config',
-  correctness: 'self_check',
-  paired: true,
-  notes: {
-    samples:
-      'one sample per run of the command (the median of the readings that run printed); `repeat` runs per case',
-    work:
-      "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, " +
-      'gbps) is turned into a time through them',
-    correctness:
-      'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must ' +
-      'match it or the case FAILS; without it none, so no case is PASS',
-  },
-};
-
-/** The command adapter's entry in the list (src/adapters/index.ts): it runs, it parses no file. */
-export const commandAdapter = {
-  kind: 'command',
-  format: 'command',
-  title: 'any command (regex or JSON line)',
-  produce: 'kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)',
-  capabilities: COMMAND_CAPABILITIES,
-} as const;

@@ -3,7 +3,7 @@
 // samples). compare() judges every case alike; this names the tool's limits beside its verdicts.
 import type { Comparison } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
-import { ONE_RUN_FIX } from '../formats/index.js';
+import { isCommandFormat, ONE_RUN_FIX } from '../formats/index.js';
 
 type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
 
@@ -32,7 +32,7 @@ export function annotateAdapted(comparison: Comparison, results: KernelgateResul
     if (c.unpaired === 'not-timed' && c.perfNote !== undefined) {
       c.perfNote = c.perfNote.replace(
         UNPAIRED,
-        a.format === 'command'
+        isCommandFormat(a.format)
           ? `${UNPAIRED}: its folder is not in the base revision`
           : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`,
       );

@@ -18,10 +18,12 @@ import {
   type CommandOutput,
   type CommandRunner,
 } from './command.js';
-import { gpuModel, workOf, type BenchmarkConfig, type FileFormat } from '../config/index.js';
-import { adapterFor, formatTitles, type Adapter } from './index.js';
+import { gpuModel, workOf, type BenchmarkConfig } from '../config/index.js';
 import {
+  type Adapter,
+  adapterFor,
   EmptyOutputError,
+  type FileFormat,
   kernelInfo,
   MODEL_NOT_DERIVED,
   refuseOtherFormat,
@@ -127,7 +129,7 @@ export function adaptFile(
 ): AdaptedKernel {
   const shown = options.shown ?? path;
   const text = readInputFile(path, shown);
-  refuseOtherFormat(adapter.format, text, shown, formatTitles());
+  refuseOtherFormat(adapter.format, text, shown);
   const adapted = adapter.parse({
     text,
     file: shown,

@@ -2,14 +2,13 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  adapterList,
   adaptFiles,
   adaptSummary,
-  fileAdapterFor,
   resultsOf,
   runBenchmarks,
   withRunnerGpu,
 } from '../adapters/index.js';
+import { FILE_FORMATS, fileAdapterFor, formatsTable } from '../formats/index.js';
 import { actionsExec, makeOutputDir, writeOutput } from '../lib/index.js';
 import { benchmarkFindings, runDoctor, slowPathChecks } from '../measure/index.js';
 import { InputError, loadResults, validateResults } from '../results/index.js';
@@ -24,18 +23,13 @@ import {
   reportKind,
 } from './common.js';
 
-/** The formats `adapt` reads: those whose adapter parses a file. */
-const FILE_FORMATS = adapterList()
-  .filter((a) => a.kind === 'file')
-  .map((a) => a.format)
-  .join(', ');
-
 export const ADAPT_OPTIONS = {
   format: { type: 'string' },
   input: { type: 'string', multiple: true },
   kernel: { type: 'string' },
   reference: { type: 'string' },
   out: { type: 'string' },
+  formats: { type: 'boolean' },
 } as const;
 
 export const adapt: Command = async (args, io) => {
@@ -45,10 +39,14 @@ export const adapt: Command = async (args, io) => {
     strict: true,
     allowPositionals: false,
   });
+  if (values.formats) {
+    io.stdout(formatsTable());
+    return EXIT_PASS;
+  }
   const adapter = values.format === undefined ? undefined : fileAdapterFor(values.format);
   if (!adapter) {
     throw new UsageError(
-      `--format must be one of ${FILE_FORMATS} (got ${values.format === undefined ? 'nothing' : JSON.stringify(values.format)})`,
+      `--format must be one of ${FILE_FORMATS.join(', ')} (got ${values.format === undefined ? 'nothing' : JSON.stringify(values.format)})`,
     );
   }
   const inputs = values.input ?? [];

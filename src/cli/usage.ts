@@ -3,7 +3,7 @@
 // `kernelgate <command> --help` that command's usage; test/cli-help.test.ts checks that each usage
 // names exactly the options its command accepts, so the text cannot drift from the parser.
 // Built on demand (a function, not a constant): the command modules import this folder's cli.ts.
-import { BENCHMARK_FORMATS, FILE_FORMATS } from '../config/index.js';
+import { adapterFormats, FILE_FORMATS, formatNames } from '../formats/index.js';
 import { DASHBOARD_OPTIONS, DASHBOARD_USAGE } from './dashboard.js';
 import { EXPORT_OPTIONS } from './export.js';
 import { HISTORY_OPTIONS, HISTORY_USAGE } from './history.js';
@@ -95,15 +95,17 @@ const EXPORT_USAGE = `kernelgate export --results FILE --format bmf|gab-smaller|
 `;
 
 const ADAPT_USAGE = `kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
-  --format FORMAT       ${FILE_FORMATS.slice(0, -1).join(', ')} or ${FILE_FORMATS.at(-1)}
+       kernelgate adapt --formats
+  --format FORMAT       ${formatNames(FILE_FORMATS)}
   --kernel NAME         the kernel name its cases get (default: the format, - as _)
   --reference V1,V2     variants that are references, not candidates
   --out FILE            write the results there (default: standard output)
+  --formats             print what each format gives and how to produce its output (Markdown)
 `;
 
 const BENCH_USAGE = `kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseline FILE]
                  [--base-root DIR] [--base-sha SHA] [--doctor] [--kind pr|nightly] [--out FILE]
-  runs kernelgate.yml's benchmarks: section (${Object.keys(BENCHMARK_FORMATS).join(', ')})
+  runs kernelgate.yml's benchmarks: section (${adapterFormats().join(', ')})
   --out-dir DIR         results.json goes there (default: .kernelgate/report)
   --base-root DIR       a base revision's checkout: command benchmarks run there too, alternately
                         (ABBA), and are judged by their pairs

@@ -1,38 +1,19 @@
 // kernelgate.yml's `benchmarks:` section, after schema validation: the checks the schema cannot
 // express (a known format, the fields each format needs, formulas and regular expressions that
 // parse, placeholders every case sets), with the file, the field and the bad value in each message.
-// The formats' names live here, below the adapters that read them (src/adapters/index.ts holds one
-// adapter per format, checked by the compiler against BENCHMARK_FORMATS).
+// The formats' names and kinds are the list's (src/formats/index.ts), below config in the layers.
 import { resolve } from 'node:path';
 import { showValue } from '../results/index.js';
-import type { Params } from '../formats/index.js';
+import {
+  adapterFor,
+  adapterFormats,
+  type BenchmarkFormat,
+  COMMAND_FORMAT,
+  FILE_FORMATS,
+  isBenchmarkFormat,
+  type Params,
+} from '../formats/index.js';
 import { parseFormula, type Formula } from './formula.js';
-
-/**
- * kernelgate.yml's benchmarks[].format, in the order messages list them: a file format reads the
- * JSON a tool wrote; `command` runs a command per variant and case.
- */
-export const BENCHMARK_FORMATS = {
-  gbench: 'file',
-  'pytest-benchmark': 'file',
-  nvbench: 'file',
-  command: 'command',
-} as const;
-export type BenchmarkFormat = keyof typeof BENCHMARK_FORMATS;
-
-/** The formats that read a file a tool wrote (`kernelgate adapt --format`). */
-export type FileFormat = {
-  [F in BenchmarkFormat]: (typeof BENCHMARK_FORMATS)[F] extends 'file' ? F : never;
-}[BenchmarkFormat];
-
-export const FILE_FORMATS = Object.keys(BENCHMARK_FORMATS).filter(
-  (f): f is FileFormat => BENCHMARK_FORMATS[f as BenchmarkFormat] === 'file',
-);
-
-/** A format named in kernelgate.yml or on the command line, if it is one of the list. */
-export function isBenchmarkFormat(format: string): format is BenchmarkFormat {
-  return Object.hasOwn(BENCHMARK_FORMATS, format);
-}
 
 export const TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 } as const;
 export const RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 } as const;
@@ -136,7 +117,7 @@ export function benchmarksFromRaw(
     const format = b.format;
     if (!isBenchmarkFormat(format)) {
       problems.push(
-        `${at}.format must be one of ${Object.keys(BENCHMARK_FORMATS)
+        `${at}.format must be one of ${adapterFormats()
           .map((f) => showValue(f))
           .join(', ')} (got ${showValue(b.format)})`,
       );
@@ -164,11 +145,11 @@ export function benchmarksFromRaw(
     }
 
     let command: BenchmarkConfig['command'];
-    if (BENCHMARK_FORMATS[format] === 'command') {
+    if (adapterFor(format).kind === 'command') {
       onlyFor(FILE_ONLY, `file formats (${FILE_FORMATS.join(', ')})`);
       command = commandFromRaw(b, at, work, problems);
     } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
+      onlyFor(COMMAND_ONLY, `format ${showValue(COMMAND_FORMAT)}`);
       if (b.output === undefined) {
         problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
       }
@@ -215,10 +196,12 @@ function commandFromRaw(
   problems: string[],
 ): BenchmarkConfig['command'] {
   if (b.variants === undefined) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+    problems.push(
+      `${at}.variants is required for format ${showValue(COMMAND_FORMAT)} (got nothing)`,
+    );
   }
   if (b.metric === undefined) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+    problems.push(`${at}.metric is required for format ${showValue(COMMAND_FORMAT)} (got nothing)`);
   }
   if (b.variants === undefined || b.metric === undefined) return undefined;
   const metric = b.metric;

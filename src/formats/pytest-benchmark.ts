@@ -6,6 +6,7 @@ import { parseJson } from '../results/index.js';
 import {
   isoUtc,
   JsonReader,
+  isObject,
   EmptyOutputError,
   gpuEnvironment,
   gpuNamed,
@@ -142,7 +143,7 @@ export const pytestBenchmarkAdapter: FileAdapter<'pytest-benchmark'> = {
   kind: 'file',
   format: 'pytest-benchmark',
   title: 'pytest-benchmark JSON',
-  produce: 'pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data',
+  produce: '`pytest --benchmark-json=FILE --benchmark-save-data`',
   capabilities: {
     samples: 'either',
     work: 'tool',
@@ -150,13 +151,13 @@ export const pytestBenchmarkAdapter: FileAdapter<'pytest-benchmark'> = {
     paired: false,
     notes: {
       samples:
-        'with --benchmark-save-data, one sample per round (its time per call); without it the ' +
-        'statistics only (median, quartiles, mean, stddev): no interval, no paired verdict',
-      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
-      correctness:
-        'none: the JSON has no verdict — a test whose assertion failed after timing is still in ' +
-        'it, so no case is PASS (run pytest as its own CI step to fail on assertions)',
+        "one per round (`stats.data`, time per call), marked as one run's (no interval; several runs' files read together give one sample per run); without `--benchmark-save-data` only the statistics",
+      work: "`benchmark.extra_info['flops']` and `['bytes']`",
+      correctness: 'none: a test whose assertion failed after timing is still in the JSON',
     },
   },
   parse,
+  // machine_info or commit_info, or a benchmark's stats.
+  sniff: (root, first) =>
+    'machine_info' in root || 'commit_info' in root || (isObject(first) && isObject(first.stats)),
 };

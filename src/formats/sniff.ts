@@ -1,12 +1,11 @@
-// Which tool wrote a JSON file, from the fields only that tool writes: so `--format gbench` on a
-// pytest-benchmark file says "this is pytest-benchmark JSON" instead of a field error.
+// Which tool wrote a JSON file, from the fields only that tool writes (each file format's `sniff`):
+// so `--format gbench` on a pytest-benchmark file says "this is pytest-benchmark JSON" instead of a
+// field error.
 import { InputError } from '../results/index.js';
+import { isObject, type FileAdapter } from './types.js';
 
-const isObject = (x: unknown): x is Record<string, unknown> =>
-  typeof x === 'object' && x !== null && !Array.isArray(x);
-
-/** The format whose tool wrote `text`, where its fields say so; undefined when unsure. */
-export function sniffFormat(text: string): string | undefined {
+/** The format of `formats` whose tool wrote `text`, where its fields say so; undefined when unsure. */
+export function sniffFormat(text: string, formats: readonly FileAdapter[]): string | undefined {
   let root: unknown;
   try {
     root = JSON.parse(text);
@@ -15,30 +14,23 @@ export function sniffFormat(text: string): string | undefined {
   }
   if (!isObject(root)) return undefined;
   const first = Array.isArray(root.benchmarks) ? root.benchmarks[0] : undefined;
-  if (isObject(root.meta) && isObject(root.meta.version) && 'nvbench' in root.meta.version)
-    return 'nvbench';
-  if (isObject(first) && Array.isArray(first.states)) return 'nvbench';
-  if ('machine_info' in root || 'commit_info' in root) return 'pytest-benchmark';
-  if (isObject(first) && isObject(first.stats)) return 'pytest-benchmark';
-  if (isObject(root.context) && ('library_version' in root.context || 'num_cpus' in root.context))
-    return 'gbench';
-  if (isObject(first) && ('run_name' in first || 'time_unit' in first)) return 'gbench';
-  return undefined;
+  return formats.find((f) => f.sniff?.(root, first) === true)?.format;
 }
 
 /**
- * Refuses a file another tool wrote, naming the file, its real format and the option to give;
- * `titles` names each format (formatTitles(): the adapters' titles).
+ * Refuses a file another tool wrote, naming the file, its real format (by its title) and the
+ * option to give.
  */
 export function refuseOtherFormat(
   format: string,
   text: string,
   file: string,
-  titles: Record<string, string>,
+  formats: readonly FileAdapter[],
 ): void {
-  const real = sniffFormat(text);
+  const real = sniffFormat(text, formats);
   if (real === undefined || real === format) return;
+  const title = (name: string) => formats.find((f) => f.format === name)?.title ?? name;
   throw new InputError(
-    `${file} is ${titles[real] ?? real} (its fields say so), not ${titles[format] ?? format}: read it with format ${real} (--format ${real}, or benchmarks[].format in kernelgate.yml)`,
+    `${file} is ${title(real)} (its fields say so), not ${title(format)}: read it with format ${real} (--format ${real}, or benchmarks[].format in kernelgate.yml)`,
   );
 }

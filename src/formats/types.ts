@@ -6,7 +6,7 @@ import { InputError, showValue } from '../results/index.js';
 import { quantileSorted, sortedCopy } from '../lib/index.js';
 
 /**
- * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results
+ * What a tool can give, declared once per adapter and printed by `kernelgate adapt --formats`. The results
  * record what one run actually gave (kernels[].adapter).
  */
 export interface AdapterCapabilities {
@@ -18,8 +18,8 @@ export interface AdapterCapabilities {
   correctness: 'none' | 'self_check';
   /** the adapter can run the base revision's benchmark alternately with the head's */
   paired: boolean;
-  /** one sentence each: what and how, for docs/adapters.md */
-  notes: { samples: string; work: string; correctness: string };
+  /** what and how, for `kernelgate adapt --formats` (paired: where it is possible, how) */
+  notes: { samples: string; work: string; correctness: string; paired?: string };
 }
 
 /** What to do when a side's samples are one run's rounds (docs/adapters.md, "Noise by source"). */
@@ -71,11 +71,37 @@ export interface FileAdapter<F extends string = string> {
   /** as kernelgate.yml's benchmarks[].format and `kernelgate adapt --format` name it */
   format: F;
   title: string;
-  /** how to make the tool write what this adapter reads */
+  /** how to make the tool write what this adapter reads (Markdown) */
   produce: string;
   capabilities: AdapterCapabilities;
   parse(input: ParseInput): Adapted;
+  /**
+   * Whether the tool's fields are there, in the JSON's root and its first benchmark: so a file of
+   * another format's tool is refused by name (sniff.ts). None: such files are never recognised.
+   */
+  sniff?(root: Record<string, unknown>, first: unknown): boolean;
+  /**
+   * The default threshold (%) of its cases when their samples are one process's (src/judge/sources.ts
+   * toolThresholdPct), as measured for the tool; none: compare.threshold_pct's default.
+   */
+  thresholdPct?: number;
 }
+
+/**
+ * The command format's entry: data only. It parses no file; src/adapters/command.ts runs its
+ * commands and reads their output.
+ */
+export interface CommandEntry<F extends string = string> {
+  kind: 'command';
+  format: F;
+  title: string;
+  produce: string;
+  capabilities: AdapterCapabilities;
+}
+
+/** A JSON object (not an array, not null). */
+export const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** "64" → 64, "true" → true; anything else stays text. */
 export function scalarOf(text: string): string | number | boolean {

@@ -7,6 +7,7 @@
 // but that stays under the threshold is flagged.
 import { formatRatioPct, RANK_INTERVAL_MIN_SAMPLES, rankRatioOfMedians } from '../lib/index.js';
 import type { KernelgateResults, Timing } from '../results/index.js';
+import { formatThresholdPct } from '../formats/index.js';
 import type { CaseComparison } from './verdicts.js';
 
 /** The kernels whose cases came from another tool's output, with the adapter's format. */
@@ -15,15 +16,6 @@ export function adaptedKernels(results: KernelgateResults): Map<string, string> 
     results.kernels.flatMap((k) => (k.adapter !== undefined ? [[k.name, k.adapter.format]] : [])),
   );
 }
-
-/**
- * The default threshold (%) of another tool's case whose samples are one process's (nvbench's
- * launches, Google Benchmark's repetitions): wide enough for the drift between processes that
- * those samples do not hold, as measured on the H100 (run 66, test/recorded-tools.test.ts;
- * docs/adapters.md "Thresholds by source"). nvbench's unchanged benchmarks moved at most 0.14 %
- * between processes (interval ends within ±0.20 %); Google Benchmark's up to 1.55 %.
- */
-export const TOOL_THRESHOLD_PCT: Readonly<Record<string, number>> = { nvbench: 1, gbench: 2 };
 
 /**
  * The default threshold (%) where both sides' samples are separate runs of the tool (results
@@ -35,7 +27,9 @@ export const RUNS_THRESHOLD_PCT = 1;
 /**
  * The threshold (%) of another tool's case before noise_pct and the floor: compare.threshold_pct
  * when kernelgate.yml sets it, else its source's default (RUNS_THRESHOLD_PCT when both sides are
- * separate runs, TOOL_THRESHOLD_PCT by format), else compare.threshold_pct's default.
+ * separate runs; else its format's, src/formats/index.ts formatThresholdPct: wide enough for the
+ * drift between processes that one process's samples (nvbench's launches, Google Benchmark's
+ * repetitions) do not hold, as measured on the H100), else compare.threshold_pct's default.
  */
 export function toolThresholdPct(
   compare: { thresholdPct: number; thresholdPctSet?: true },
@@ -47,7 +41,7 @@ export function toolThresholdPct(
   if (current?.samples_span === 'runs' && baseline?.samples_span === 'runs') {
     return RUNS_THRESHOLD_PCT;
   }
-  return TOOL_THRESHOLD_PCT[format] ?? compare.thresholdPct;
+  return formatThresholdPct(format) ?? compare.thresholdPct;
 }
 
 /** Which side's samples are the rounds of one run: none, or the words that say which. */

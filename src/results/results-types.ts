@@ -362,7 +362,7 @@ export interface KernelInfo {
    */
   adapter?: {
     /**
-     * the adapter's format, as kernelgate.yml's benchmarks[].format names it (src/config/benchmarks.ts BENCHMARK_FORMATS)
+     * the adapter's format, as kernelgate.yml's benchmarks[].format names it (the list of formats, src/formats/index.ts)
      */
     format: string;
     /**
