@@ -35063,15 +35063,15 @@ function markdownTable(table2, options) {
       mostCellsPerRow = table2[rowIndex].length;
     }
     while (++columnIndex2 < table2[rowIndex].length) {
-      const cell = serialize(table2[rowIndex][columnIndex2]);
+      const cell2 = serialize(table2[rowIndex][columnIndex2]);
       if (settings.alignDelimiters !== false) {
-        const size = stringLength(cell);
+        const size = stringLength(cell2);
         sizes2[columnIndex2] = size;
         if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
           longestCellByColumn[columnIndex2] = size;
         }
       }
-      row2.push(cell);
+      row2.push(cell2);
     }
     cellMatrix[rowIndex] = row2;
     sizeMatrix[rowIndex] = sizes2;
@@ -35106,7 +35106,7 @@ function markdownTable(table2, options) {
       1,
       longestCellByColumn[columnIndex] - before.length - after.length
     );
-    const cell = before + "-".repeat(size) + after;
+    const cell2 = before + "-".repeat(size) + after;
     if (settings.alignDelimiters !== false) {
       size = before.length + size + after.length;
       if (size > longestCellByColumn[columnIndex]) {
@@ -35114,7 +35114,7 @@ function markdownTable(table2, options) {
       }
       sizes[columnIndex] = size;
     }
-    row[columnIndex] = cell;
+    row[columnIndex] = cell2;
   }
   cellMatrix.splice(1, 0, row);
   sizeMatrix.splice(1, 0, sizes);
@@ -35127,7 +35127,7 @@ function markdownTable(table2, options) {
     columnIndex = -1;
     const line = [];
     while (++columnIndex < cellsInRow) {
-      const cell = row2[columnIndex] || "";
+      const cell2 = row2[columnIndex] || "";
       let before = "";
       let after = "";
       if (settings.alignDelimiters !== false) {
@@ -35153,13 +35153,13 @@ function markdownTable(table2, options) {
       }
       if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
       // empty: there will be a closing space.
-      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
+      !(settings.alignDelimiters === false && cell2 === "") && (settings.delimiterStart !== false || columnIndex)) {
         line.push(" ");
       }
       if (settings.alignDelimiters !== false) {
         line.push(before);
       }
-      line.push(cell);
+      line.push(cell2);
       if (settings.alignDelimiters !== false) {
         line.push(after);
       }
@@ -35201,13 +35201,17 @@ function escapeMarkdown(value) {
     (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
   ).replace(/@/g, "@&#8203;");
 }
+function escapeHtmlText(value) {
+  const text2 = value === void 0 || value === null ? "" : String(value);
+  return text2.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(/[!`[\]]/g, (ch) => `&#${ch.charCodeAt(0)};`).replace(/@/g, "@&#8203;");
+}
 function escapeCell(value) {
   const text2 = value === void 0 || value === null ? "" : String(value);
   return text2.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
 }
-function cellText(cell) {
-  if (typeof cell === "object") return cell.trusted;
-  return escapeCell(cell);
+function cellText(cell2) {
+  if (typeof cell2 === "object") return cell2.trusted;
+  return escapeCell(cell2);
 }
 function table(header, rows, align) {
   const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
@@ -35958,7 +35962,7 @@ var results_schema_default = {
           properties: {
             format: {
               type: "string",
-              description: "the adapter's format, as kernelgate.yml's benchmarks[].format names it (src/config/benchmarks.ts BENCHMARK_FORMATS)"
+              description: "the adapter's format, as kernelgate.yml's benchmarks[].format names it (the list of formats, src/formats/index.ts)"
             },
             tool: {
               type: "string",
@@ -36789,7 +36793,7 @@ var config_schema_default = {
             },
             confirm: {
               type: "boolean",
-              description: "measure each variant whose pairs cleared the threshold again in a fresh pair of worker processes (harness --paired-confirm): SLOWER or FASTER stands only when both measurements say so; default false (not yet measured on the H100)"
+              description: "measure each variant whose pairs cleared the threshold again in a fresh pair of worker processes (harness --paired-confirm): SLOWER or FASTER stands only when both measurements say so; default true (two H100s, 2026-11-26: an A/A of identical builds read +1.2 % [+1.0, +1.3] over 774 ABBA blocks on one case, an offset of that pair of processes)"
             }
           }
         }
@@ -36881,7 +36885,7 @@ var config_schema_default = {
           },
           format: {
             type: "string",
-            description: "a format of BENCHMARK_FORMATS (src/config/benchmarks.ts): a tool's output file, or command; checked there, with the list in the message"
+            description: "a format of the list of formats (src/formats/index.ts; `kernelgate adapt --formats` prints it): a tool's output file, or command; checked by src/config/benchmarks.ts, with the list in the message"
           },
           description: { type: "string" },
           run: {
@@ -37408,6 +37412,792 @@ function ownsProblems(manifest, dir, shownDir) {
 // src/config/benchmarks.ts
 import { resolve as resolve2 } from "node:path";
 
+// src/formats/command.ts
+var COMMAND_CAPABILITIES = {
+  samples: "raw",
+  work: "config",
+  correctness: "self_check",
+  paired: true,
+  notes: {
+    samples: "one per run (the median of the readings that run printed)",
+    work: "`work` formulas; a rate metric (tflops, gflops, gbps) becomes a time through them",
+    correctness: `\`check.regex\`: every run's output must match or the case FAILS (the benchmark's own check, e.g. "Disposition: Passed" of CUTLASS's GEMM examples, example 88's " [OK] " lines); without it none`,
+    paired: "yes: on a pull request in the action (and `kernelgate bench --base-root`), the base checkout's same folder runs alternately (ABBA blocks) and the case gets `paired` (below)"
+  }
+};
+var commandAdapter = {
+  kind: "command",
+  format: "command",
+  title: "any command (regex or JSON line)",
+  produce: "any program: `variants`, `cases`, `repeat`, `metric`, `check` in `kernelgate.yml`",
+  capabilities: COMMAND_CAPABILITIES
+};
+
+// src/formats/types.ts
+var ONE_RUN_FIX = "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input run2.json …: one sample per run), or time base and head alternately as a command benchmark (paired A/B)";
+var isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
+function scalarOf(text2) {
+  if (text2 === "true") return true;
+  if (text2 === "false") return false;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
+    const n = Number(text2);
+    if (Number.isFinite(n)) return n;
+  }
+  return text2;
+}
+function timingFromSamples(samplesMs, method) {
+  const sorted = sortedCopy(samplesMs);
+  const n = sorted.length;
+  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
+  return {
+    method,
+    samples_ms: samplesMs,
+    median_ms: quantileSorted(sorted, 0.5),
+    q1_ms: quantileSorted(sorted, 0.25),
+    q3_ms: quantileSorted(sorted, 0.75),
+    min_ms: sorted[0],
+    mean_ms: mean,
+    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
+    n_samples: n,
+    stop_reason: "max_samples"
+  };
+}
+function summaryTiming(summary3) {
+  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
+  return {
+    method: summary3.method,
+    samples_ms: [],
+    median_ms: summary3.medianMs,
+    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
+    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
+    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
+    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
+    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
+    n_samples: summary3.nSamples,
+    stop_reason: "max_samples"
+  };
+}
+function workFields(work, medianMs) {
+  const { flops, bytes } = work;
+  if (flops !== void 0 && bytes !== void 0) {
+    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
+  }
+  if (medianMs === void 0 || !(medianMs > 0)) return {};
+  const seconds = medianMs * 1e-3;
+  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
+  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
+  return {};
+}
+function noGpuEnvironment(libraries = {}) {
+  return {
+    gpu: { name: "none", sku: "none" },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+function gpuNamed(value) {
+  const name = typeof value === "object" && value !== null && !Array.isArray(value) ? value.name : value;
+  return typeof name === "string" && name.trim() !== "" ? name.trim() : void 0;
+}
+var MODEL_NOT_DERIVED = "unknown";
+function gpuEnvironment(name, libraries = {}) {
+  if (name === void 0) return noGpuEnvironment(libraries);
+  return {
+    gpu: { name, sku: MODEL_NOT_DERIVED },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+var EmptyOutputError = class extends InputError {
+  constructor(file) {
+    super(`${file} holds no benchmark`);
+  }
+};
+function kernelInfo(kernel, variants, adapter, references = [], description) {
+  return {
+    name: kernel,
+    ...description !== void 0 ? { description } : {},
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? "reference" : "candidate"
+    }))
+  };
+}
+var JsonReader = class {
+  constructor(file) {
+    this.file = file;
+  }
+  file;
+  error(path9, what, value) {
+    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
+  }
+  object(value, path9) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw this.error(path9, "must be object", value);
+    }
+    return value;
+  }
+  array(value, path9) {
+    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
+    return value;
+  }
+  string(value, path9) {
+    if (typeof value !== "string") throw this.error(path9, "must be string", value);
+    return value;
+  }
+  number(value, path9) {
+    if (typeof value !== "number" || !Number.isFinite(value))
+      throw this.error(path9, "must be number", value);
+    return value;
+  }
+  optionalNumber(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path9);
+  }
+  optionalString(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path9);
+  }
+};
+function isoUtc(text2) {
+  if (text2 === void 0) return void 0;
+  const t = Date.parse(text2);
+  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
+}
+
+// src/formats/case-id.ts
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function caseIdOf(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+var NO_PARAMS_CASE = "default";
+function adaptedCaseIdOf(params) {
+  return Object.keys(params).length ? caseIdOf(params) : NO_PARAMS_CASE;
+}
+
+// src/formats/gbench.ts
+var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
+var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
+var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
+function splitRunName(runName) {
+  const [variant = runName, ...parts] = runName.split("/");
+  const params = {};
+  let clock = "cpu_time";
+  let positional = 0;
+  for (const part of parts) {
+    if (CLOCKS.has(part)) {
+      clock = part;
+      continue;
+    }
+    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named2) {
+      const [, key = "", value = ""] = named2;
+      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
+      continue;
+    }
+    params[`arg${positional++}`] = scalarOf(part);
+  }
+  return { variant, params, clock };
+}
+function readInstances(read2, runs) {
+  const instances = /* @__PURE__ */ new Map();
+  runs.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const run2 = read2.object(value, at);
+    if (run2.run_type === "aggregate") return;
+    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
+    let inst = instances.get(runName);
+    if (!inst) {
+      inst = { ...splitRunName(runName), samplesMs: [] };
+      instances.set(runName, inst);
+    }
+    if (run2.error_occurred === true) {
+      inst.error = String(run2.error_message ?? "error_occurred, with no message");
+      return;
+    }
+    if (run2.skipped === true) {
+      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
+      return;
+    }
+    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
+    const perUnit = MS_PER_UNIT[unit];
+    if (perUnit === void 0)
+      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
+    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
+    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
+    inst.samplesMs.push(timeMs);
+    if (inst.samplesMs.length === 1) {
+      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
+      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
+      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
+      const flopRate = read2.optionalNumber(run2.FLOPS, `${at}.FLOPS`);
+      if (flops !== void 0) inst.flops = flops;
+      else if (flopRate !== void 0) inst.flops = flopRate * timeMs * 1e-3;
+      if (bytes !== void 0) inst.bytes = bytes;
+      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
+    }
+  });
+  return instances;
+}
+function caseOf(inst, kernel) {
+  const base = {
+    kernel,
+    variant: inst.variant,
+    case: adaptedCaseIdOf(inst.params),
+    params: inst.params
+  };
+  if (inst.error !== void 0) {
+    return {
+      result: {
+        ...base,
+        status: "error",
+        reason: inst.error,
+        error: { kind: "gbench", message: inst.error }
+      }
+    };
+  }
+  if (inst.skipped !== void 0) {
+    return { result: { ...base, status: "skipped", reason: inst.skipped } };
+  }
+  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+  const timing = timingFromSamples(
+    inst.samplesMs,
+    `gbench ${clock} per iteration (one sample per repetition)`
+  );
+  return {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+      note: "per iteration, from the benchmark counters"
+    }
+  };
+}
+function fromContext(context3, file, kernel) {
+  const diagnostics = [];
+  if (context3.cpu_scaling_enabled === true) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.gbench.cpu_scaling",
+      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
+      fix: "set the CPU governor to performance on the benchmark machine",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const version = typeof context3.library_version === "string" ? ` ${context3.library_version}` : "";
+  const build2 = typeof context3.library_build_type === "string" ? ` (library built as ${context3.library_build_type})` : "";
+  const startedAt = isoUtc(typeof context3.date === "string" ? context3.date : void 0);
+  return {
+    tool: `Google Benchmark${version}${build2}`,
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof context3.host_name === "string" ? { host: context3.host_name } : {}
+    },
+    diagnostics
+  };
+}
+function parse({ text: text2, file, kernel }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const context3 = read2.object(root.context ?? {}, "context");
+  const runs = read2.array(root.benchmarks, "benchmarks");
+  if (runs.length === 0) throw new EmptyOutputError(file);
+  const instances = [...readInstances(read2, runs).values()];
+  const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
+  return {
+    cases: instances.map((inst) => caseOf(inst, kernel)),
+    variants: [...new Set(instances.map((inst) => inst.variant))],
+    tool,
+    // The GPU the program names in its context (AddCustomContext / --benchmark_context=gpu=…).
+    environment: gpuEnvironment(gpuNamed(context3.gpu ?? context3.gpu_name)),
+    run: run2,
+    diagnostics
+  };
+}
+var gbenchAdapter = {
+  kind: "file",
+  format: "gbench",
+  title: "Google Benchmark JSON",
+  produce: "`BIN --benchmark_format=json --benchmark_repetitions=10`",
+  capabilities: {
+    samples: "raw",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "one per repetition (the mean time of one iteration in it, on the benchmark's clock: CPU, or real/manual time); aggregates (mean, median, stddev, cv) are not samples; without repetitions one sample, too few for an interval",
+      work: "user counters `flops` and `bytes` per iteration (`Counter::kAvgIterations`), else a `FLOPS` rate counter (`Counter::kIsRate`) × the time of one iteration, and bytes from `SetBytesProcessed` (bytes_per_second × the time of one iteration, exact)",
+      correctness: "none; `SkipWithError` is an ERROR case, `SkipWithMessage` SKIPPED"
+    }
+  },
+  parse,
+  // Its context (library_version, num_cpus) or a benchmark's run_name or time_unit.
+  sniff: (root, first) => isObject(root.context) && ("library_version" in root.context || "num_cpus" in root.context) || isObject(first) && ("run_name" in first || "time_unit" in first),
+  // Repetitions are one process's: Google Benchmark's unchanged benchmarks moved up to 1.55 %
+  // between processes on the H100 (run 66, test/recorded-tools.test.ts; docs/adapters.md
+  // "Thresholds by source").
+  thresholdPct: 2
+};
+
+// src/formats/nvbench.ts
+function namedValue(entry) {
+  const value = entry.value;
+  if (entry.type === "int64" || entry.type === "float64") {
+    if (typeof value === "number") return value;
+    if (typeof value !== "string") return void 0;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : void 0;
+  }
+  return typeof value === "string" ? value : void 0;
+}
+function numberIn(summaries, tag, name = "value") {
+  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
+  return typeof v === "number" ? v : void 0;
+}
+var TIMERS = [
+  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
+  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
+];
+function paramsOf(read2, state, sat) {
+  const params = {};
+  const axes = state.axis_values === null ? [] : read2.array(state.axis_values ?? [], `${sat}.axis_values`);
+  axes.forEach((axisValue, a) => {
+    const axis = read2.object(axisValue, `${sat}.axis_values[${a}]`);
+    const name = read2.string(axis.name, `${sat}.axis_values[${a}].name`);
+    const v = namedValue(axis);
+    if (v === void 0)
+      throw read2.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+    params[name] = typeof v === "string" ? scalarOf(v) : v;
+  });
+  return params;
+}
+function summariesOf(read2, state, sat) {
+  const list = state.summaries === null ? [] : read2.array(state.summaries ?? [], `${sat}.summaries`);
+  return list.map((sv, k) => {
+    const summ = read2.object(sv, `${sat}.summaries[${k}]`);
+    const values = /* @__PURE__ */ new Map();
+    const data = summ.data === void 0 ? [] : read2.array(summ.data, `${sat}.summaries[${k}].data`);
+    data.forEach((d, j) => {
+      const entry = read2.object(d, `${sat}.summaries[${k}].data[${j}]`);
+      values.set(
+        read2.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+        namedValue(entry)
+      );
+    });
+    return { tag: read2.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+  });
+}
+function timingOf(summaries, timer, sat, ctx) {
+  const get = (tag) => numberIn(summaries, tag);
+  const meanS = get(`${timer.time}/mean`);
+  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
+  const samplesMs = samplesFile ? readSamples(samplesFile, sat, ctx) : void 0;
+  if (samplesMs !== void 0 && samplesMs.length > 0) {
+    const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+    return { timing: timing2, summaryOnly: false };
+  }
+  const median2 = get(`${timer.time}/median`);
+  const timing = summaryTiming({
+    method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+    medianMs: (median2 ?? meanS) * 1e3,
+    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+    minMs: mul(get(`${timer.time}/min`), 1e3),
+    meanMs: meanS * 1e3,
+    relStd: get(`${timer.time}/stdev/relative`)
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOfState(read2, state, sat, ctx) {
+  const params = paramsOf(read2, state, sat);
+  const base = { kernel: ctx.kernel, variant: ctx.variant, case: adaptedCaseIdOf(params), params };
+  if (state.is_skipped === true) {
+    const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
+    return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
+  }
+  const summaries = summariesOf(read2, state, sat);
+  const get = (tag) => numberIn(summaries, tag);
+  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
+  if (timer === void 0) {
+    const result = {
+      ...base,
+      status: "error",
+      reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
+      error: { kind: "nvbench", message: "no time summary in the state" }
+    };
+    return { adapted: { result }, summaryOnly: false };
+  }
+  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
+  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+  const meanS = get(`${timer.time}/mean`);
+  const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
+  const adapted = {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "bytes from nvbench global memory reads and writes"
+    }
+  };
+  return { adapted, summaryOnly };
+}
+function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
+  const diagnostics = [];
+  if (dropped > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.other_devices",
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: "run the benchmark with --devices N, one results document per GPU",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.nvbench.no_samples",
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  return diagnostics;
+}
+function toolOf(read2, root) {
+  const meta = root.meta === void 0 ? {} : read2.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read2.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read2.object(version.nvbench, "meta.version.nvbench");
+  return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+}
+function parse2({ text: text2, file, kernel, readSidecar }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const devices = root.devices === void 0 ? [] : read2.array(root.devices, "devices");
+  const benches = read2.array(root.benchmarks, "benchmarks");
+  const diagnostics = [];
+  const cases2 = [];
+  const variants = [];
+  let device;
+  let dropped = 0;
+  let summaryOnly = 0;
+  benches.forEach((value, b) => {
+    const at = `benchmarks[${b}]`;
+    const bench2 = read2.object(value, at);
+    const variant = read2.string(bench2.name, `${at}.name`);
+    const states = bench2.states === null ? [] : read2.array(bench2.states, `${at}.states`);
+    states.forEach((stateValue, s) => {
+      const sat = `${at}.states[${s}]`;
+      const state = read2.object(stateValue, sat);
+      const stateDevice = read2.optionalNumber(state.device, `${sat}.device`) ?? 0;
+      device ??= stateDevice;
+      if (stateDevice !== device) {
+        dropped++;
+        return;
+      }
+      if (!variants.includes(variant)) variants.push(variant);
+      const one = caseOfState(read2, state, sat, {
+        file,
+        kernel,
+        variant,
+        readSidecar,
+        diagnostics
+      });
+      cases2.push(one.adapted);
+      if (one.summaryOnly) summaryOnly++;
+    });
+  });
+  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
+  return {
+    cases: cases2,
+    variants,
+    tool: toolOf(read2, root),
+    ...device !== void 0 ? { environment: environmentOf(devices, device, read2) } : {},
+    run: {},
+    diagnostics
+  };
+}
+function mul(x, k) {
+  return x === void 0 ? void 0 : x * k;
+}
+function readSamples(summary3, at, { file, kernel, readSidecar, diagnostics }) {
+  const filename = summary3.values.get("filename");
+  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
+  let bytes;
+  try {
+    bytes = readSidecar(filename);
+  } catch (err) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.samples_unreadable",
+      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
+      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+    return void 0;
+  }
+  const n = Math.floor(bytes.length / 4);
+  const size = summary3.values.get("size");
+  if (typeof size === "number" && (size !== n || bytes.length % 4 !== 0)) {
+    throw new InputError(
+      `${file}: ${at}: its sample file ${filename} holds ${n} samples (${bytes.length} bytes), but the JSON says ${size} (size): the file is truncated or belongs to another run`
+    );
+  }
+  const samples = [];
+  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
+  return samples;
+}
+function environmentOf(devices, id, read2) {
+  const found = devices.map((d, i) => read2.object(d, `devices[${i}]`)).find((d) => d.id === id);
+  if (!found) return { gpu: { name: `device ${id}` } };
+  const name = read2.string(found.name, "devices[].name");
+  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
+  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
+  const gpu = { name, sku: MODEL_NOT_DERIVED, count: devices.length };
+  if (sm !== void 0)
+    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
+  const smCount = int(found.number_of_sms);
+  if (smCount !== void 0) gpu.sm_count = smCount;
+  const memory = int(found.global_memory_size);
+  if (memory !== void 0) gpu.memory_bytes = memory;
+  const l2 = int(found.l2_cache_size);
+  if (l2 !== void 0) gpu.l2_bytes = l2;
+  return { gpu };
+}
+var nvbenchAdapter = {
+  kind: "file",
+  format: "nvbench",
+  title: "nvbench JSON",
+  produce: "`BIN --jsonbin FILE` (samples) or `--json FILE` (summaries)",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with `--jsonbin` every cold launch (the float32 files beside the JSON); with `--json` nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation)",
+      work: "bytes from `add_global_memory_reads/writes` (bandwidth × mean time, exact); FLOPs only from `work.flops`",
+      correctness: "none; a skipped state is SKIPPED with nvbench's reason"
+    }
+  },
+  parse: parse2,
+  // meta.version.nvbench, or a benchmark's states.
+  sniff: (root, first) => isObject(root.meta) && isObject(root.meta.version) && "nvbench" in root.meta.version || isObject(first) && Array.isArray(first.states),
+  // Launches are one process's: nvbench's unchanged benchmarks moved at most 0.14 % between
+  // processes on the H100 (interval ends within ±0.20 %; run 66, test/recorded-tools.test.ts;
+  // docs/adapters.md "Thresholds by source").
+  thresholdPct: 1
+};
+
+// src/formats/pytest-benchmark.ts
+function paramValue(value) {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+function timingOf2(read2, stats, at) {
+  const data = stats.data === void 0 ? void 0 : read2.array(stats.data, `${at}.stats.data`);
+  const method = "pytest-benchmark time per call (one sample per round)";
+  if (data !== void 0 && data.length > 0) {
+    const samplesMs = data.map((x, j) => read2.number(x, `${at}.stats.data[${j}]`) * 1e3);
+    const timing2 = { ...timingFromSamples(samplesMs, method), samples_span: "one-run" };
+    return { timing: timing2, summaryOnly: false };
+  }
+  const sec = (key) => {
+    const x = read2.optionalNumber(stats[key], `${at}.stats.${key}`);
+    return x === void 0 ? void 0 : x * 1e3;
+  };
+  const mean = read2.number(stats.mean, `${at}.stats.mean`);
+  const stddev = read2.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+  const timing = summaryTiming({
+    method: `${method}, summary only`,
+    medianMs: read2.number(stats.median, `${at}.stats.median`) * 1e3,
+    nSamples: read2.number(stats.rounds, `${at}.stats.rounds`),
+    q1Ms: sec("q1"),
+    q3Ms: sec("q3"),
+    minMs: sec("min"),
+    meanMs: mean * 1e3,
+    ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOf2(read2, value, i, kernel) {
+  const at = `benchmarks[${i}]`;
+  const b = read2.object(value, at);
+  const name = read2.string(b.name, `${at}.name`);
+  const variant = name.replace(/\[.*\]$/, "");
+  const params = {};
+  if (b.params !== void 0 && b.params !== null) {
+    for (const [k, v] of Object.entries(read2.object(b.params, `${at}.params`))) {
+      params[k] = paramValue(v);
+    }
+  } else if (typeof b.param === "string") {
+    params.param = b.param;
+  }
+  const { timing, summaryOnly } = timingOf2(read2, read2.object(b.stats, `${at}.stats`), at);
+  const extra2 = b.extra_info === void 0 ? {} : read2.object(b.extra_info, `${at}.extra_info`);
+  const flops = read2.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+  const bytes = read2.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+  const adapted = {
+    result: { kernel, variant, case: adaptedCaseIdOf(params), params, status: "ok", timing },
+    work: {
+      ...flops !== void 0 ? { flops } : {},
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "per call, from the test's extra_info"
+    }
+  };
+  return { adapted, variant, summaryOnly };
+}
+function parse3({ text: text2, file, kernel }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const benchmarks = read2.array(root.benchmarks, "benchmarks");
+  if (benchmarks.length === 0) throw new EmptyOutputError(file);
+  const parsed = benchmarks.map((value, i) => caseOf2(read2, value, i, kernel));
+  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
+  const diagnostics = [];
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.pytest_benchmark.no_data",
+      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
+      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const oneRun = parsed.length - summaryOnly;
+  if (oneRun > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.pytest_benchmark.one_run",
+      message: `${file}: the samples of ${oneRun} benchmark(s) are the rounds of one run, which hold none of the spread between runs: against a baseline they are AMBIGUOUS, never SLOWER or FASTER`,
+      fix: ONE_RUN_FIX,
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const machine = root.machine_info === void 0 ? {} : read2.object(root.machine_info, "machine_info");
+  const commit = root.commit_info === void 0 ? {} : read2.object(root.commit_info, "commit_info");
+  const libraries = {};
+  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
+  const version = typeof root.version === "string" ? ` ${root.version}` : "";
+  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
+  return {
+    cases: parsed.map((c) => c.adapted),
+    variants: [...new Set(parsed.map((c) => c.variant))],
+    tool: `pytest-benchmark${version}`,
+    environment: gpuEnvironment(gpuNamed(machine.gpu), libraries),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
+      ...typeof machine.node === "string" ? { host: machine.node } : {}
+    },
+    diagnostics
+  };
+}
+var pytestBenchmarkAdapter = {
+  kind: "file",
+  format: "pytest-benchmark",
+  title: "pytest-benchmark JSON",
+  produce: "`pytest --benchmark-json=FILE --benchmark-save-data`",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "one per round (`stats.data`, time per call), marked as one run's (no interval; several runs' files read together give one sample per run); without `--benchmark-save-data` only the statistics",
+      work: "`benchmark.extra_info['flops']` and `['bytes']`",
+      correctness: "none: a test whose assertion failed after timing is still in the JSON"
+    }
+  },
+  parse: parse3,
+  // machine_info or commit_info, or a benchmark's stats.
+  sniff: (root, first) => "machine_info" in root || "commit_info" in root || isObject(first) && isObject(first.stats)
+};
+
+// src/formats/sniff.ts
+function sniffFormat(text2, formats) {
+  let root;
+  try {
+    root = JSON.parse(text2);
+  } catch {
+    return void 0;
+  }
+  if (!isObject(root)) return void 0;
+  const first = Array.isArray(root.benchmarks) ? root.benchmarks[0] : void 0;
+  return formats.find((f) => f.sniff?.(root, first) === true)?.format;
+}
+function refuseOtherFormat(format, text2, file, formats) {
+  const real = sniffFormat(text2, formats);
+  if (real === void 0 || real === format) return;
+  const title = (name) => formats.find((f) => f.format === name)?.title ?? name;
+  throw new InputError(
+    `${file} is ${title(real)} (its fields say so), not ${title(format)}: read it with format ${real} (--format ${real}, or benchmarks[].format in kernelgate.yml)`
+  );
+}
+
+// src/formats/table.ts
+var cell = (text2) => text2.replace(/\|/g, "\\|");
+function formatsTable(formats) {
+  const rows = formats.map((f) => {
+    const { notes } = f.capabilities;
+    const paired2 = f.capabilities.paired ? notes.paired ?? "yes" : "no";
+    return [
+      `\`${f.format}\``,
+      `${f.title}: ${f.produce}`,
+      notes.samples,
+      notes.work,
+      notes.correctness,
+      paired2
+    ].map(cell);
+  });
+  return [
+    "| format | tool, how to produce its output | samples | work | correctness | paired A/B |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.join(" | ")} |`)
+  ].map((line) => `${line}
+`).join("");
+}
+
+// src/formats/index.ts
+var FORMATS = [gbenchAdapter, pytestBenchmarkAdapter, nvbenchAdapter, commandAdapter];
+var COMMAND_FORMAT = commandAdapter.format;
+var isFile = (a) => a.kind === "file";
+function adapterFormats() {
+  return FORMATS.map((a) => a.format);
+}
+var FILE_FORMATS = FORMATS.filter(isFile).map((a) => a.format);
+function isBenchmarkFormat(format) {
+  return FORMATS.some((a) => a.format === format);
+}
+function adapterFor(format) {
+  return FORMATS.find((a) => a.format === format);
+}
+function fileAdapterFor(format) {
+  return FORMATS.filter(isFile).find((a) => a.format === format);
+}
+function formatThresholdPct(format) {
+  return fileAdapterFor(format)?.thresholdPct;
+}
+function isCommandFormat(format) {
+  return FORMATS.some((a) => a.format === format && a.kind === "command");
+}
+function formatNames(names) {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
+}
+function refuseOtherFormat2(format, text2, file) {
+  refuseOtherFormat(format, text2, file, FORMATS.filter(isFile));
+}
+function formatsTable2() {
+  return formatsTable(FORMATS);
+}
+
 // src/config/formula.ts
 function tokenize(text2) {
   const tokens = [];
@@ -37504,18 +38294,6 @@ function parseFormula(text2) {
 }
 
 // src/config/benchmarks.ts
-var BENCHMARK_FORMATS = {
-  gbench: "file",
-  "pytest-benchmark": "file",
-  nvbench: "file",
-  command: "command"
-};
-var FILE_FORMATS = Object.keys(BENCHMARK_FORMATS).filter(
-  (f) => BENCHMARK_FORMATS[f] === "file"
-);
-function isBenchmarkFormat(format) {
-  return Object.hasOwn(BENCHMARK_FORMATS, format);
-}
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
 function placeholders(template) {
@@ -37557,7 +38335,7 @@ function benchmarksFromRaw(raw, root, kernelNames) {
     const format = b.format;
     if (!isBenchmarkFormat(format)) {
       problems.push(
-        `${at}.format must be one of ${Object.keys(BENCHMARK_FORMATS).map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+        `${at}.format must be one of ${adapterFormats().map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
       );
       return;
     }
@@ -37581,11 +38359,11 @@ function benchmarksFromRaw(raw, root, kernelNames) {
       }
     }
     let command;
-    if (BENCHMARK_FORMATS[format] === "command") {
+    if (adapterFor(format).kind === "command") {
       onlyFor(FILE_ONLY, `file formats (${FILE_FORMATS.join(", ")})`);
       command = commandFromRaw(b, at, work, problems);
     } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
+      onlyFor(COMMAND_ONLY, `format ${showValue(COMMAND_FORMAT)}`);
       if (b.output === void 0) {
         problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
       }
@@ -37621,10 +38399,12 @@ function reservedParams(cases2, at, problems) {
 }
 function commandFromRaw(b, at, work, problems) {
   if (b.variants === void 0) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+    problems.push(
+      `${at}.variants is required for format ${showValue(COMMAND_FORMAT)} (got nothing)`
+    );
   }
   if (b.metric === void 0) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+    problems.push(`${at}.metric is required for format ${showValue(COMMAND_FORMAT)} (got nothing)`);
   }
   if (b.variants === void 0 || b.metric === void 0) return void 0;
   const metric = b.metric;
@@ -37805,7 +38585,7 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
         thresholdPct: pairedThresholdPct2,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
-        confirm: raw.compare?.paired?.confirm ?? false,
+        confirm: raw.compare?.paired?.confirm ?? true,
         detectPct: raw.compare?.paired?.detect_pct ?? pairedThresholdPct2 * DEFAULT_PAIRED_DETECT_FRACTION,
         detectMinMs: raw.compare?.paired?.detect_min_ms ?? DEFAULT_PAIRED_DETECT_MIN_MS
       }
@@ -38313,10 +39093,6 @@ function manifestChanges(base, head) {
 }
 
 // src/config/cases.ts
-function formatValue(value) {
-  if (typeof value === "boolean") return value ? "true" : "false";
-  return String(value);
-}
 function expandGroup(group) {
   let out = [{}];
   for (const [key, value] of Object.entries(group)) {
@@ -38324,9 +39100,6 @@ function expandGroup(group) {
     out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
   }
   return out;
-}
-function caseIdOf(params) {
-  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
 }
 function matchesOnly(params, only) {
   for (const [key, want] of Object.entries(only ?? {})) {
@@ -38628,6 +39401,10 @@ function caseKey(kernel, variant, caseId) {
 function caseLabel(c) {
   return `${c.kernel}/${c.variant} ${c.case}`;
 }
+var CONFIRM_NOTES = {
+  confirmed: "confirmed in a second pair of worker processes: ",
+  unmeasured: "not confirmed in a second pair of worker processes: "
+};
 
 // src/judge/sources.ts
 function adaptedKernels(results) {
@@ -38635,14 +39412,13 @@ function adaptedKernels(results) {
     results.kernels.flatMap((k) => k.adapter !== void 0 ? [[k.name, k.adapter.format]] : [])
   );
 }
-var TOOL_THRESHOLD_PCT = { nvbench: 1, gbench: 2 };
 var RUNS_THRESHOLD_PCT = 1;
 function toolThresholdPct(compare2, format, current, baseline) {
   if (compare2.thresholdPctSet || format === void 0) return compare2.thresholdPct;
   if (current?.samples_span === "runs" && baseline?.samples_span === "runs") {
     return RUNS_THRESHOLD_PCT;
   }
-  return TOOL_THRESHOLD_PCT[format] ?? compare2.thresholdPct;
+  return formatThresholdPct(format) ?? compare2.thresholdPct;
 }
 function oneRunSides(current, baseline) {
   const cur = current.samples_span === "one-run";
@@ -38913,7 +39689,7 @@ function judgeConfirmed(key, first, confirm, config) {
     return {
       ...first,
       confirmed: "unmeasured",
-      perfNote: `not confirmed in a second pair of worker processes: ${why2}`
+      perfNote: `${CONFIRM_NOTES.unmeasured}${why2}`
     };
   }
   const { ratio, lo, hi } = pairedInterval(logs, `${key}\0confirm`, config);
@@ -38923,7 +39699,9 @@ function judgeConfirmed(key, first, confirm, config) {
     return {
       ...first,
       confirmed: "confirmed",
-      perfNote: `confirmed in a second pair of worker processes: ${again}`
+      confirmLo: lo,
+      confirmHi: hi,
+      perfNote: `${CONFIRM_NOTES.confirmed}${again}`
     };
   }
   return {
@@ -41080,7 +41858,7 @@ function parseRecord(text2) {
   else if (Array.isArray(fields)) {
     const statusAt = fields.indexOf("status");
     const bad = cases2.findIndex(
-      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
+      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell2) => cell2 === null || ["string", "number"].includes(typeof cell2)) || !STATUSES.has(row[statusAt])
     );
     if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
   }
@@ -41091,8 +41869,8 @@ function recordCases(record) {
   const cases2 = record.cases.map((row) => {
     const out = {};
     record.fields.forEach((name, i) => {
-      const cell = row[i];
-      if (cell !== null && cell !== void 0) out[name] = cell;
+      const cell2 = row[i];
+      if (cell2 !== null && cell2 !== void 0) out[name] = cell2;
     });
     return out;
   });
@@ -41121,7 +41899,7 @@ function recordCases(record) {
 }
 
 // src/history/record-results.ts
-function paramsOf(caseId) {
+function paramsOf2(caseId) {
   const out = {};
   for (const part of caseId.split(",")) {
     const at = part.indexOf("=");
@@ -41132,13 +41910,13 @@ function paramsOf(caseId) {
   }
   return out;
 }
-function tuningOf2(cell) {
-  if (cell === void 0) return void 0;
+function tuningOf2(cell2) {
+  if (cell2 === void 0) return void 0;
   try {
-    const config = JSON.parse(cell);
-    return { config: config ?? cell };
+    const config = JSON.parse(cell2);
+    return { config: config ?? cell2 };
   } catch {
-    return { config: cell };
+    return { config: cell2 };
   }
 }
 function recordToResults(record) {
@@ -41148,7 +41926,7 @@ function recordToResults(record) {
       kernel: c.kernel,
       variant: c.variant,
       case: c.case,
-      params: paramsOf(c.case),
+      params: paramsOf2(c.case),
       status: c.status
     };
     if (c.correct !== void 0) {
@@ -42515,139 +43293,6 @@ async function importDirectory(root, store, batch = 200) {
 // src/adapters/command.ts
 import { spawn as spawn3 } from "node:child_process";
 import { constants as constants2 } from "node:os";
-
-// src/adapters/types.ts
-var NO_PARAMS_CASE = "default";
-function caseIdOf2(params) {
-  return Object.keys(params).length ? caseIdOf(params) : NO_PARAMS_CASE;
-}
-function scalarOf(text2) {
-  if (text2 === "true") return true;
-  if (text2 === "false") return false;
-  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
-    const n = Number(text2);
-    if (Number.isFinite(n)) return n;
-  }
-  return text2;
-}
-function timingFromSamples(samplesMs, method) {
-  const sorted = sortedCopy(samplesMs);
-  const n = sorted.length;
-  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
-  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
-  return {
-    method,
-    samples_ms: samplesMs,
-    median_ms: quantileSorted(sorted, 0.5),
-    q1_ms: quantileSorted(sorted, 0.25),
-    q3_ms: quantileSorted(sorted, 0.75),
-    min_ms: sorted[0],
-    mean_ms: mean,
-    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
-    n_samples: n,
-    stop_reason: "max_samples"
-  };
-}
-function summaryTiming(summary3) {
-  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
-  return {
-    method: summary3.method,
-    samples_ms: [],
-    median_ms: summary3.medianMs,
-    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
-    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
-    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
-    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
-    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
-    n_samples: summary3.nSamples,
-    stop_reason: "max_samples"
-  };
-}
-function workFields(work, medianMs) {
-  const { flops, bytes } = work;
-  if (flops !== void 0 && bytes !== void 0) {
-    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
-  }
-  if (medianMs === void 0 || !(medianMs > 0)) return {};
-  const seconds = medianMs * 1e-3;
-  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
-  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
-  return {};
-}
-function noGpuEnvironment(libraries = {}) {
-  return {
-    gpu: { name: "none", sku: "none" },
-    ...Object.keys(libraries).length ? { libraries } : {}
-  };
-}
-function gpuNamed(value) {
-  const name = typeof value === "object" && value !== null && !Array.isArray(value) ? value.name : value;
-  return typeof name === "string" && name.trim() !== "" ? name.trim() : void 0;
-}
-function gpuEnvironment(name, libraries = {}) {
-  if (name === void 0) return noGpuEnvironment(libraries);
-  return {
-    gpu: { name, sku: gpuModel(name) },
-    ...Object.keys(libraries).length ? { libraries } : {}
-  };
-}
-var EmptyOutputError = class extends InputError {
-  constructor(file) {
-    super(`${file} holds no benchmark`);
-  }
-};
-function kernelInfo(kernel, variants, adapter, references = [], description) {
-  return {
-    name: kernel,
-    ...description !== void 0 ? { description } : {},
-    adapter,
-    variants: variants.map((name) => ({
-      name,
-      role: references.includes(name) ? "reference" : "candidate"
-    }))
-  };
-}
-var JsonReader = class {
-  constructor(file) {
-    this.file = file;
-  }
-  file;
-  error(path9, what, value) {
-    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
-  }
-  object(value, path9) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw this.error(path9, "must be object", value);
-    }
-    return value;
-  }
-  array(value, path9) {
-    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
-    return value;
-  }
-  string(value, path9) {
-    if (typeof value !== "string") throw this.error(path9, "must be string", value);
-    return value;
-  }
-  number(value, path9) {
-    if (typeof value !== "number" || !Number.isFinite(value))
-      throw this.error(path9, "must be number", value);
-    return value;
-  }
-  optionalNumber(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.number(value, path9);
-  }
-  optionalString(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.string(value, path9);
-  }
-};
-function isoUtc(text2) {
-  if (text2 === void 0) return void 0;
-  const t = Date.parse(text2);
-  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
-}
-
-// src/adapters/command.ts
 function signalName(n) {
   return Object.entries(constants2.signals).find(([, v]) => v === n)?.[0];
 }
@@ -42698,7 +43343,7 @@ function fillTemplate(template, params, root) {
   return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
     if (whole === "{{") return "{";
     if (whole === "}}") return "}";
-    const value = name === "case" ? caseIdOf2(params) : name === "root" ? root : params[name];
+    const value = name === "case" ? adaptedCaseIdOf(params) : name === "root" ? root : params[name];
     return value === void 0 ? whole : shellQuote(String(value));
   });
 }
@@ -42828,7 +43473,7 @@ async function runCommands(kernel, spec, options) {
     for (const params of spec.cases) {
       const run2 = {
         kernel,
-        label: `${variantName} ${caseIdOf2(params)}`,
+        label: `${variantName} ${adaptedCaseIdOf(params)}`,
         spec,
         work: spec.workFor(params),
         source,
@@ -42844,10 +43489,10 @@ async function runCommands(kernel, spec, options) {
       const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
       await runArms(run2, head, base);
       const text2 = head.firstOutput ?? head.failure?.log;
-      if (text2) outputs.push({ variant: variantName, case: caseIdOf2(params), text: text2 });
+      if (text2) outputs.push({ variant: variantName, case: adaptedCaseIdOf(params), text: text2 });
       const subs = /* @__PURE__ */ new Set();
       for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
-      const base0 = { kernel, case: caseIdOf2(params), params };
+      const base0 = { kernel, case: adaptedCaseIdOf(params), params };
       if (head.failure || subs.size === 0) {
         addVariant(variantName);
         cases2.push(failedCase(base0, variantName, head));
@@ -42927,433 +43572,9 @@ function pairedOf(head, base, sub, method) {
     stop_reason: "max_pairs"
   };
 }
-var COMMAND_CAPABILITIES = {
-  samples: "raw",
-  work: "config",
-  correctness: "self_check",
-  paired: true,
-  notes: {
-    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
-    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
-    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
-  }
-};
-var commandAdapter = {
-  kind: "command",
-  format: "command",
-  title: "any command (regex or JSON line)",
-  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
-  capabilities: COMMAND_CAPABILITIES
-};
-
-// src/adapters/gbench.ts
-var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
-var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
-var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
-function splitRunName(runName) {
-  const [variant = runName, ...parts] = runName.split("/");
-  const params = {};
-  let clock = "cpu_time";
-  let positional = 0;
-  for (const part of parts) {
-    if (CLOCKS.has(part)) {
-      clock = part;
-      continue;
-    }
-    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
-    if (named2) {
-      const [, key = "", value = ""] = named2;
-      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
-      continue;
-    }
-    params[`arg${positional++}`] = scalarOf(part);
-  }
-  return { variant, params, clock };
-}
-function readInstances(read2, runs) {
-  const instances = /* @__PURE__ */ new Map();
-  runs.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const run2 = read2.object(value, at);
-    if (run2.run_type === "aggregate") return;
-    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
-    let inst = instances.get(runName);
-    if (!inst) {
-      inst = { ...splitRunName(runName), samplesMs: [] };
-      instances.set(runName, inst);
-    }
-    if (run2.error_occurred === true) {
-      inst.error = String(run2.error_message ?? "error_occurred, with no message");
-      return;
-    }
-    if (run2.skipped === true) {
-      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
-      return;
-    }
-    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
-    const perUnit = MS_PER_UNIT[unit];
-    if (perUnit === void 0)
-      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
-    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
-    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
-    inst.samplesMs.push(timeMs);
-    if (inst.samplesMs.length === 1) {
-      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
-      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
-      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
-      const flopRate = read2.optionalNumber(run2.FLOPS, `${at}.FLOPS`);
-      if (flops !== void 0) inst.flops = flops;
-      else if (flopRate !== void 0) inst.flops = flopRate * timeMs * 1e-3;
-      if (bytes !== void 0) inst.bytes = bytes;
-      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
-    }
-  });
-  return instances;
-}
-function caseOf(inst, kernel) {
-  const base = {
-    kernel,
-    variant: inst.variant,
-    case: caseIdOf2(inst.params),
-    params: inst.params
-  };
-  if (inst.error !== void 0) {
-    return {
-      result: {
-        ...base,
-        status: "error",
-        reason: inst.error,
-        error: { kind: "gbench", message: inst.error }
-      }
-    };
-  }
-  if (inst.skipped !== void 0) {
-    return { result: { ...base, status: "skipped", reason: inst.skipped } };
-  }
-  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
-  const timing = timingFromSamples(
-    inst.samplesMs,
-    `gbench ${clock} per iteration (one sample per repetition)`
-  );
-  return {
-    result: { ...base, status: "ok", timing },
-    work: {
-      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
-      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
-      note: "per iteration, from the benchmark counters"
-    }
-  };
-}
-function fromContext(context3, file, kernel) {
-  const diagnostics = [];
-  if (context3.cpu_scaling_enabled === true) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.gbench.cpu_scaling",
-      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
-      fix: "set the CPU governor to performance on the benchmark machine",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const version = typeof context3.library_version === "string" ? ` ${context3.library_version}` : "";
-  const build2 = typeof context3.library_build_type === "string" ? ` (library built as ${context3.library_build_type})` : "";
-  const startedAt = isoUtc(typeof context3.date === "string" ? context3.date : void 0);
-  return {
-    tool: `Google Benchmark${version}${build2}`,
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof context3.host_name === "string" ? { host: context3.host_name } : {}
-    },
-    diagnostics
-  };
-}
-function parse({ text: text2, file, kernel }) {
-  const read2 = new JsonReader(file);
-  const root = read2.object(parseJson(text2, file), "the document");
-  const context3 = read2.object(root.context ?? {}, "context");
-  const runs = read2.array(root.benchmarks, "benchmarks");
-  if (runs.length === 0) throw new EmptyOutputError(file);
-  const instances = [...readInstances(read2, runs).values()];
-  const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
-  return {
-    cases: instances.map((inst) => caseOf(inst, kernel)),
-    variants: [...new Set(instances.map((inst) => inst.variant))],
-    tool,
-    // The GPU the program names in its context (AddCustomContext / --benchmark_context=gpu=…).
-    environment: gpuEnvironment(gpuNamed(context3.gpu ?? context3.gpu_name)),
-    run: run2,
-    diagnostics
-  };
-}
-var gbenchAdapter = {
-  kind: "file",
-  format: "gbench",
-  title: "Google Benchmark JSON",
-  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
-  capabilities: {
-    samples: "raw",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
-      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
-      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
-    }
-  },
-  parse
-};
-
-// src/adapters/nvbench.ts
-function namedValue(entry) {
-  const value = entry.value;
-  if (entry.type === "int64" || entry.type === "float64") {
-    if (typeof value === "number") return value;
-    if (typeof value !== "string") return void 0;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : void 0;
-  }
-  return typeof value === "string" ? value : void 0;
-}
-function numberIn(summaries, tag, name = "value") {
-  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
-  return typeof v === "number" ? v : void 0;
-}
-var TIMERS = [
-  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
-  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
-];
-function paramsOf2(read2, state, sat) {
-  const params = {};
-  const axes = state.axis_values === null ? [] : read2.array(state.axis_values ?? [], `${sat}.axis_values`);
-  axes.forEach((axisValue, a) => {
-    const axis = read2.object(axisValue, `${sat}.axis_values[${a}]`);
-    const name = read2.string(axis.name, `${sat}.axis_values[${a}].name`);
-    const v = namedValue(axis);
-    if (v === void 0)
-      throw read2.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
-    params[name] = typeof v === "string" ? scalarOf(v) : v;
-  });
-  return params;
-}
-function summariesOf(read2, state, sat) {
-  const list = state.summaries === null ? [] : read2.array(state.summaries ?? [], `${sat}.summaries`);
-  return list.map((sv, k) => {
-    const summ = read2.object(sv, `${sat}.summaries[${k}]`);
-    const values = /* @__PURE__ */ new Map();
-    const data = summ.data === void 0 ? [] : read2.array(summ.data, `${sat}.summaries[${k}].data`);
-    data.forEach((d, j) => {
-      const entry = read2.object(d, `${sat}.summaries[${k}].data[${j}]`);
-      values.set(
-        read2.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
-        namedValue(entry)
-      );
-    });
-    return { tag: read2.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
-  });
-}
-function timingOf(summaries, timer, sat, ctx) {
-  const get = (tag) => numberIn(summaries, tag);
-  const meanS = get(`${timer.time}/mean`);
-  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
-  const samplesMs = samplesFile ? readSamples(samplesFile, sat, ctx) : void 0;
-  if (samplesMs !== void 0 && samplesMs.length > 0) {
-    const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
-    return { timing: timing2, summaryOnly: false };
-  }
-  const median2 = get(`${timer.time}/median`);
-  const timing = summaryTiming({
-    method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
-    medianMs: (median2 ?? meanS) * 1e3,
-    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
-    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
-    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
-    minMs: mul(get(`${timer.time}/min`), 1e3),
-    meanMs: meanS * 1e3,
-    relStd: get(`${timer.time}/stdev/relative`)
-  });
-  return { timing, summaryOnly: true };
-}
-function caseOfState(read2, state, sat, ctx) {
-  const params = paramsOf2(read2, state, sat);
-  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf2(params), params };
-  if (state.is_skipped === true) {
-    const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
-    return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
-  }
-  const summaries = summariesOf(read2, state, sat);
-  const get = (tag) => numberIn(summaries, tag);
-  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
-  if (timer === void 0) {
-    const result = {
-      ...base,
-      status: "error",
-      reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
-      error: { kind: "nvbench", message: "no time summary in the state" }
-    };
-    return { adapted: { result }, summaryOnly: false };
-  }
-  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
-  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
-  const meanS = get(`${timer.time}/mean`);
-  const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
-  const adapted = {
-    result: { ...base, status: "ok", timing },
-    work: {
-      ...bytes !== void 0 ? { bytes } : {},
-      note: "bytes from nvbench global memory reads and writes"
-    }
-  };
-  return { adapted, summaryOnly };
-}
-function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
-  const diagnostics = [];
-  if (dropped > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.other_devices",
-      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
-      fix: "run the benchmark with --devices N, one results document per GPU",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.nvbench.no_samples",
-      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
-      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  return diagnostics;
-}
-function toolOf(read2, root) {
-  const meta = root.meta === void 0 ? {} : read2.object(root.meta, "meta");
-  const version = meta.version === void 0 ? {} : read2.object(meta.version, "meta.version");
-  const nv = version.nvbench === void 0 ? {} : read2.object(version.nvbench, "meta.version.nvbench");
-  return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
-}
-function parse2({ text: text2, file, kernel, readSidecar }) {
-  const read2 = new JsonReader(file);
-  const root = read2.object(parseJson(text2, file), "the document");
-  const devices = root.devices === void 0 ? [] : read2.array(root.devices, "devices");
-  const benches = read2.array(root.benchmarks, "benchmarks");
-  const diagnostics = [];
-  const cases2 = [];
-  const variants = [];
-  let device;
-  let dropped = 0;
-  let summaryOnly = 0;
-  benches.forEach((value, b) => {
-    const at = `benchmarks[${b}]`;
-    const bench2 = read2.object(value, at);
-    const variant = read2.string(bench2.name, `${at}.name`);
-    const states = bench2.states === null ? [] : read2.array(bench2.states, `${at}.states`);
-    states.forEach((stateValue, s) => {
-      const sat = `${at}.states[${s}]`;
-      const state = read2.object(stateValue, sat);
-      const stateDevice = read2.optionalNumber(state.device, `${sat}.device`) ?? 0;
-      device ??= stateDevice;
-      if (stateDevice !== device) {
-        dropped++;
-        return;
-      }
-      if (!variants.includes(variant)) variants.push(variant);
-      const one = caseOfState(read2, state, sat, {
-        file,
-        kernel,
-        variant,
-        readSidecar,
-        diagnostics
-      });
-      cases2.push(one.adapted);
-      if (one.summaryOnly) summaryOnly++;
-    });
-  });
-  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
-  return {
-    cases: cases2,
-    variants,
-    tool: toolOf(read2, root),
-    ...device !== void 0 ? { environment: environmentOf(devices, device, read2) } : {},
-    run: {},
-    diagnostics
-  };
-}
-function mul(x, k) {
-  return x === void 0 ? void 0 : x * k;
-}
-function readSamples(summary3, at, { file, kernel, readSidecar, diagnostics }) {
-  const filename = summary3.values.get("filename");
-  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
-  let bytes;
-  try {
-    bytes = readSidecar(filename);
-  } catch (err) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.samples_unreadable",
-      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
-      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-    return void 0;
-  }
-  const n = Math.floor(bytes.length / 4);
-  const size = summary3.values.get("size");
-  if (typeof size === "number" && (size !== n || bytes.length % 4 !== 0)) {
-    throw new InputError(
-      `${file}: ${at}: its sample file ${filename} holds ${n} samples (${bytes.length} bytes), but the JSON says ${size} (size): the file is truncated or belongs to another run`
-    );
-  }
-  const samples = [];
-  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
-  return samples;
-}
-function environmentOf(devices, id, read2) {
-  const found = devices.map((d, i) => read2.object(d, `devices[${i}]`)).find((d) => d.id === id);
-  if (!found) return { gpu: { name: `device ${id}` } };
-  const name = read2.string(found.name, "devices[].name");
-  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
-  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
-  const gpu = { name, sku: gpuModel(name), count: devices.length };
-  if (sm !== void 0)
-    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
-  const smCount = int(found.number_of_sms);
-  if (smCount !== void 0) gpu.sm_count = smCount;
-  const memory = int(found.global_memory_size);
-  if (memory !== void 0) gpu.memory_bytes = memory;
-  const l2 = int(found.l2_cache_size);
-  if (l2 !== void 0) gpu.l2_bytes = l2;
-  return { gpu };
-}
-var nvbenchAdapter = {
-  kind: "file",
-  format: "nvbench",
-  title: "nvbench JSON",
-  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
-      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
-      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
-    }
-  },
-  parse: parse2
-};
 
 // src/adapters/notes.ts
 var UNPAIRED = "not timed against the base revision";
-var ONE_RUN_FIX = "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input run2.json …: one sample per run), or time base and head alternately as a command benchmark (paired A/B)";
 function toolName(a) {
   return a.tool ?? a.format;
 }
@@ -43370,7 +43591,7 @@ function annotateAdapted(comparison, results) {
     if (c.unpaired === "not-timed" && c.perfNote !== void 0) {
       c.perfNote = c.perfNote.replace(
         UNPAIRED,
-        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
+        isCommandFormat(a.format) ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
       );
     }
     if (c.oneRun && c.perfNote !== void 0) c.perfNote = `${c.perfNote}; ${ONE_RUN_FIX}`;
@@ -43384,167 +43605,15 @@ function annotateAdapted(comparison, results) {
   return comparison;
 }
 
-// src/adapters/pytest-benchmark.ts
-function paramValue(value) {
-  if (typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return JSON.stringify(value) ?? String(value);
-}
-function timingOf2(read2, stats, at) {
-  const data = stats.data === void 0 ? void 0 : read2.array(stats.data, `${at}.stats.data`);
-  const method = "pytest-benchmark time per call (one sample per round)";
-  if (data !== void 0 && data.length > 0) {
-    const samplesMs = data.map((x, j) => read2.number(x, `${at}.stats.data[${j}]`) * 1e3);
-    const timing2 = { ...timingFromSamples(samplesMs, method), samples_span: "one-run" };
-    return { timing: timing2, summaryOnly: false };
-  }
-  const sec = (key) => {
-    const x = read2.optionalNumber(stats[key], `${at}.stats.${key}`);
-    return x === void 0 ? void 0 : x * 1e3;
-  };
-  const mean = read2.number(stats.mean, `${at}.stats.mean`);
-  const stddev = read2.optionalNumber(stats.stddev, `${at}.stats.stddev`);
-  const timing = summaryTiming({
-    method: `${method}, summary only`,
-    medianMs: read2.number(stats.median, `${at}.stats.median`) * 1e3,
-    nSamples: read2.number(stats.rounds, `${at}.stats.rounds`),
-    q1Ms: sec("q1"),
-    q3Ms: sec("q3"),
-    minMs: sec("min"),
-    meanMs: mean * 1e3,
-    ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
-  });
-  return { timing, summaryOnly: true };
-}
-function caseOf2(read2, value, i, kernel) {
-  const at = `benchmarks[${i}]`;
-  const b = read2.object(value, at);
-  const name = read2.string(b.name, `${at}.name`);
-  const variant = name.replace(/\[.*\]$/, "");
-  const params = {};
-  if (b.params !== void 0 && b.params !== null) {
-    for (const [k, v] of Object.entries(read2.object(b.params, `${at}.params`))) {
-      params[k] = paramValue(v);
-    }
-  } else if (typeof b.param === "string") {
-    params.param = b.param;
-  }
-  const { timing, summaryOnly } = timingOf2(read2, read2.object(b.stats, `${at}.stats`), at);
-  const extra2 = b.extra_info === void 0 ? {} : read2.object(b.extra_info, `${at}.extra_info`);
-  const flops = read2.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
-  const bytes = read2.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
-  const adapted = {
-    result: { kernel, variant, case: caseIdOf2(params), params, status: "ok", timing },
-    work: {
-      ...flops !== void 0 ? { flops } : {},
-      ...bytes !== void 0 ? { bytes } : {},
-      note: "per call, from the test's extra_info"
-    }
-  };
-  return { adapted, variant, summaryOnly };
-}
-function parse3({ text: text2, file, kernel }) {
-  const read2 = new JsonReader(file);
-  const root = read2.object(parseJson(text2, file), "the document");
-  const benchmarks = read2.array(root.benchmarks, "benchmarks");
-  if (benchmarks.length === 0) throw new EmptyOutputError(file);
-  const parsed = benchmarks.map((value, i) => caseOf2(read2, value, i, kernel));
-  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
-  const diagnostics = [];
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.pytest_benchmark.no_data",
-      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
-      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const oneRun = parsed.length - summaryOnly;
-  if (oneRun > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.pytest_benchmark.one_run",
-      message: `${file}: the samples of ${oneRun} benchmark(s) are the rounds of one run, which hold none of the spread between runs: against a baseline they are AMBIGUOUS, never SLOWER or FASTER`,
-      fix: ONE_RUN_FIX,
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const machine = root.machine_info === void 0 ? {} : read2.object(root.machine_info, "machine_info");
-  const commit = root.commit_info === void 0 ? {} : read2.object(root.commit_info, "commit_info");
-  const libraries = {};
-  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
-  const version = typeof root.version === "string" ? ` ${root.version}` : "";
-  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
-  return {
-    cases: parsed.map((c) => c.adapted),
-    variants: [...new Set(parsed.map((c) => c.variant))],
-    tool: `pytest-benchmark${version}`,
-    environment: gpuEnvironment(gpuNamed(machine.gpu), libraries),
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
-      ...typeof machine.node === "string" ? { host: machine.node } : {}
-    },
-    diagnostics
-  };
-}
-var pytestBenchmarkAdapter = {
-  kind: "file",
-  format: "pytest-benchmark",
-  title: "pytest-benchmark JSON",
-  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
-      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
-      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
-    }
-  },
-  parse: parse3
-};
-
 // src/adapters/run.ts
 import { existsSync as existsSync9, readFileSync as readFileSync8 } from "node:fs";
 import { dirname as dirname8, isAbsolute as isAbsolute2, join as join13, relative as relative6, resolve as resolve6 } from "node:path";
-
-// src/adapters/sniff.ts
-var isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
-function sniffFormat(text2) {
-  let root;
-  try {
-    root = JSON.parse(text2);
-  } catch {
-    return void 0;
-  }
-  if (!isObject(root)) return void 0;
-  const first = Array.isArray(root.benchmarks) ? root.benchmarks[0] : void 0;
-  if (isObject(root.meta) && isObject(root.meta.version) && "nvbench" in root.meta.version)
-    return "nvbench";
-  if (isObject(first) && Array.isArray(first.states)) return "nvbench";
-  if ("machine_info" in root || "commit_info" in root) return "pytest-benchmark";
-  if (isObject(first) && isObject(first.stats)) return "pytest-benchmark";
-  if (isObject(root.context) && ("library_version" in root.context || "num_cpus" in root.context))
-    return "gbench";
-  if (isObject(first) && ("run_name" in first || "time_unit" in first)) return "gbench";
-  return void 0;
-}
-function refuseOtherFormat(format, text2, file, titles) {
-  const real = sniffFormat(text2);
-  if (real === void 0 || real === format) return;
-  throw new InputError(
-    `${file} is ${titles[real] ?? real} (its fields say so), not ${titles[format] ?? format}: read it with format ${real} (--format ${real}, or benchmarks[].format in kernelgate.yml)`
-  );
-}
-
-// src/adapters/run.ts
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
+function withModel(environment) {
+  const { gpu } = environment;
+  if (gpu.sku !== MODEL_NOT_DERIVED) return environment;
+  return { ...environment, gpu: { ...gpu, sku: gpuModel(gpu.name) } };
+}
 function finishKernel2(adapter, kernel, adapted, options = {}) {
   const cases2 = adapted.cases.map(({ result, work }) => {
     const fromConfig = options.work ? workOf(options.work, result.params) : {};
@@ -43575,7 +43644,7 @@ function finishKernel2(adapter, kernel, adapted, options = {}) {
   return {
     info,
     cases: cases2,
-    ...adapted.environment ? { environment: adapted.environment } : {},
+    ...adapted.environment ? { environment: withModel(adapted.environment) } : {},
     run: adapted.run,
     diagnostics: adapted.diagnostics
   };
@@ -43583,7 +43652,7 @@ function finishKernel2(adapter, kernel, adapted, options = {}) {
 function adaptFile(adapter, path9, options) {
   const shown = options.shown ?? path9;
   const text2 = readInputFile(path9, shown);
-  refuseOtherFormat(adapter.format, text2, shown, formatTitles());
+  refuseOtherFormat2(adapter.format, text2, shown);
   const adapted = adapter.parse({
     text: text2,
     file: shown,
@@ -43856,7 +43925,7 @@ function adaptFiles(adapter, paths, options) {
   const runs = paths.map((path9, i) => {
     const file = shown[i];
     const text2 = readInputFile(path9, file);
-    refuseOtherFormat(adapter.format, text2, file, formatTitles());
+    refuseOtherFormat2(adapter.format, text2, file);
     return adapter.parse({
       text: text2,
       file,
@@ -43880,29 +43949,6 @@ function adaptSummary(results, what) {
   ];
   if (timed === 0) lines.push(`${what.written}: no timed case: nothing in it can be judged`);
   return { lines, usable: timed > 0 };
-}
-
-// src/adapters/index.ts
-var ADAPTERS = {
-  gbench: gbenchAdapter,
-  "pytest-benchmark": pytestBenchmarkAdapter,
-  nvbench: nvbenchAdapter,
-  command: commandAdapter
-};
-function adapterList() {
-  return Object.values(ADAPTERS);
-}
-function formatTitles() {
-  return Object.fromEntries(
-    adapterList().filter((a) => a.kind === "file").map((a) => [a.format, a.title])
-  );
-}
-function adapterFor(format) {
-  return ADAPTERS[format];
-}
-function fileAdapterFor(format) {
-  const adapter = isBenchmarkFormat(format) ? adapterFor(format) : void 0;
-  return adapter?.kind === "file" ? adapter : void 0;
 }
 
 // src/report/digest.ts
@@ -44231,14 +44277,6 @@ function perfCells(c, input) {
   const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
   const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
   return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
-}
-function axisKeys(cases2) {
-  const keys = [];
-  for (const c of cases2) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
-  return keys;
-}
-function axisCells(c, keys) {
-  return keys.map((k) => c.params[k] === void 0 ? "" : String(c.params[k]));
 }
 function clip(text2, max) {
   if (max === void 0 || text2.length <= max) return text2;
@@ -45566,13 +45604,16 @@ var COMMENT_NOTE_CHARS = 140;
 
 // src/report/compact.ts
 var NBSP = " ";
-function empty(cell) {
-  if (cell === void 0) return true;
-  if (typeof cell === "object") return cell.trusted.trim() === "";
-  return String(cell).trim() === "";
+function keepUnits(text2) {
+  return text2.replace(/(\d) (%|ms|µs|×|TFLOPS|GB\/s)(?![\p{L}\d])/gu, `$1${NBSP}$2`);
 }
-function unbroken(cell) {
-  return typeof cell === "object" ? { trusted: cell.trusted.replace(/ /g, NBSP) } : cell;
+function empty(cell2) {
+  if (cell2 === void 0) return true;
+  if (typeof cell2 === "object") return cell2.trusted.trim() === "";
+  return String(cell2).trim() === "";
+}
+function unbroken(cell2) {
+  return typeof cell2 === "object" ? { trusted: cell2.trusted.replace(/ /g, NBSP) } : cell2;
 }
 function compactTable(header, rows, align, wrap = ["variant", "note"]) {
   const kept = header.map((_, i) => i).filter((i) => rows.length === 0 || rows.some((row) => !empty(row[i])));
@@ -45648,7 +45689,7 @@ function sharedMark(deltas) {
   const mark = /( · [a-z ]+)$/.exec(texts[0] ?? "")?.[1];
   return mark && texts.every((t) => t.endsWith(mark)) ? mark : "";
 }
-var strip = (cell, mark) => mark && typeof cell === "object" ? trusted(cell.trusted.slice(0, -mark.length)) : cell;
+var strip = (cell2, mark) => mark && typeof cell2 === "object" ? trusted(cell2.trusted.slice(0, -mark.length)) : cell2;
 var warned = (bad, quantity) => bad?.quantity === quantity ? "⚠️ " : "";
 function rateCells(c, input, bad) {
   const current = c.current;
@@ -45711,8 +45752,8 @@ function correctnessTable(cases2) {
     const mine = cases2.filter((c) => c.variant === v);
     const others = /* @__PURE__ */ new Map();
     for (const c of mine.filter((x) => !passed2(x))) {
-      const cell = correctnessCell(c);
-      const text2 = typeof cell === "object" ? cell.trusted : String(cell);
+      const cell2 = correctnessCell(c);
+      const text2 = typeof cell2 === "object" ? cell2.trusted : String(cell2);
       others.set(text2, (others.get(text2) ?? 0) + 1);
     }
     const pass = mine.filter(passed2).length;
@@ -45749,17 +45790,64 @@ function columnsOf(columns, rows) {
     align: columns.map((col) => col.align)
   };
 }
-function axisColumns(keys) {
-  return keys.map((key) => ({ header: key, align: "l", cell: (c) => axisCells(c, [key])[0] }));
+function sharedAxes(cases2) {
+  if (cases2.length < 2) return [];
+  const first = cases2[0].params;
+  const shared = Object.keys(first).filter((k) => cases2.every((c) => k in c.params && c.params[k] === first[k])).map((k) => [k, String(first[k])]);
+  return cases2.every((c) => Object.keys(c.params).length > shared.length) ? shared : [];
 }
+function caseColumn(cases2, shared, full) {
+  const own = (c) => Object.keys(c.params).filter((k) => !shared.has(k));
+  const join42 = (xs) => xs.join(full ? `,${NBSP}` : ", ");
+  const keys = own(cases2[0]).join(",");
+  if (keys && cases2.every((c) => own(c).join(",") === keys)) {
+    const axes = own(cases2[0]);
+    return {
+      header: join42(axes),
+      align: "l",
+      cell: (c) => join42(axes.map((k) => String(c.params[k])))
+    };
+  }
+  return {
+    header: "case",
+    align: "l",
+    cell: (c) => own(c).length ? join42(own(c).map((k) => `${k}=${String(c.params[k])}`)) : c.caseId
+  };
+}
+function tableNote(c, measured) {
+  const perfNote = c.confirmed === "confirmed" && c.confirmLo !== void 0 && c.confirmHi !== void 0 ? `confirmed ${rangeText({ lo: c.confirmLo, hi: c.confirmHi })}` : c.perfNote?.replace(CONFIRM_NOTES.unmeasured, "not confirmed: ");
+  return noteOf({ ...c, perfNote }, measured);
+}
+var variantOf = (c) => c.variant;
 function gpuColumns(input) {
   if (!severalDevices(input.results)) return [];
   const hosts = manyHosts(input.results);
   return [{ header: "GPU", align: "l", cell: (c) => deviceCell(c.current, hosts) }];
 }
-function changedTable(cases2, input, measured, noteMax, oneCaseColumn = false) {
+function sharedOf(cases2, deltas) {
+  const variants = new Set(cases2.map((c) => c.variant));
+  return {
+    variant: cases2.length > 1 && variants.size === 1 ? cases2[0].variant : void 0,
+    mark: cases2.length > 1 ? sharedMark(deltas) : "",
+    axes: sharedAxes(cases2)
+  };
+}
+function sharedLine(shared) {
+  const parts = [
+    ...shared.variant ? [`variant ${esc(shared.variant)}`] : [],
+    ...shared.mark ? [`Δ ${shared.mark.replace(" · ", "")}`] : [],
+    ...shared.axes.length ? [esc(shared.axes.map(([k, v]) => `${k}=${v}`).join(", "))] : []
+  ];
+  return parts.length ? `Every row: ${parts.join(" · ")}.` : "";
+}
+function changedTable(cases2, input, measured, full) {
   const perf = new Map(cases2.map((c) => [c, perfCells(c, input)]));
   const perfOf = (c) => perf.get(c);
+  const shared = sharedOf(
+    cases2,
+    cases2.map((c) => perfOf(c)[0])
+  );
+  const axes = new Set(shared.axes.map(([k]) => k));
   const unpassed = (c) => c.correctness !== "PASS" && c.correctness !== "SKIPPED";
   const checks = cases2.some(unpassed) ? [
     {
@@ -45770,23 +45858,31 @@ function changedTable(cases2, input, measured, noteMax, oneCaseColumn = false) {
   ] : [];
   const ms = (v) => trusted(v === void 0 ? "" : formatMs(v));
   const columns = [
-    { header: "variant", align: "l", cell: (c) => c.variant },
-    { header: "Δ", align: "r", cell: (c) => perfOf(c)[0] },
+    ...shared.variant ? [] : [{ header: "variant", align: "l", cell: variantOf }],
+    { header: "Δ", align: "r", cell: (c) => strip(perfOf(c)[0], shared.mark) },
     {
       header: "verdict",
       align: "l",
       cell: (c) => measured.has(c.key) ? trusted("⚠️ above the chip's peak") : perfOf(c)[1]
     },
     ...checks,
-    ...oneCaseColumn ? [{ header: "case", align: "l", cell: (c) => caseText(c) }] : axisColumns(axisKeys(cases2)),
+    caseColumn(cases2, axes, full),
     ...gpuColumns(input),
     { header: "ms", align: "r", cell: (c) => ms(c.medianMs) },
-    { header: "base ms", align: "r", cell: (c) => ms(c.baselineMedianMs) },
+    { header: "base", align: "r", cell: (c) => ms(c.baselineMedianMs) },
     { header: "CI of Δ", align: "r", cell: (c) => perfOf(c)[2] },
-    { header: "note", align: "l", cell: (c) => clip(noteOf(c, measured), noteMax) }
+    {
+      header: "note",
+      align: "l",
+      cell: (c) => clip(tableNote(c, measured), full ? void 0 : COMMENT_NOTE_CHARS)
+    }
   ];
   const t = columnsOf(columns, cases2);
-  return compactTable(t.header, t.rows, t.align, ["variant", "case", "note"]);
+  const table2 = compactTable(t.header, t.rows, t.align, ["variant", "case", "note"]);
+  const line = sharedLine(shared);
+  return line ? `${line}
+
+${table2}` : table2;
 }
 
 // src/report/changed-cases.ts
@@ -45843,7 +45939,7 @@ function changedCasesView(input, changes, opts, measured) {
     out.push({
       kernel,
       cases: shown,
-      table: shown.length ? opts.full ? changedTable(shown, input, measured, void 0, true) : changedTable(shown, input, measured, COMMENT_NOTE_CHARS) : "",
+      table: shown.length ? changedTable(shown, input, measured, Boolean(opts.full)) : "",
       tails,
       more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
     });
@@ -45858,6 +45954,16 @@ var VERDICT_WORDS = {
   MISSING: "❓ MISSING: in the base, not in this run",
   NEW: "🆕 NEW: nothing to compare with"
 };
+function confirmWords(cases2) {
+  const words = [];
+  if (cases2.some((c) => c.confirmed === "confirmed"))
+    words.push(
+      "confirmed LO … HI: measured again in a second pair of worker processes, which read the same verdict with that interval"
+    );
+  if (cases2.some((c) => c.perfNote?.startsWith(CONFIRM_NOTES.unmeasured)))
+    words.push("not confirmed: the second pair of worker processes could not measure it, and why");
+  return words;
+}
 function changedLegend(input, sections) {
   const cases2 = sections.flatMap((s) => s.cases);
   if (!cases2.length && !sections.some((s) => s.tails.length)) return void 0;
@@ -45870,10 +45976,13 @@ function changedLegend(input, sections) {
   ];
   if (input.comparison.paired) {
     parts.push(
-      "· paired: timed in pairs with the base revision in this job; · vs baseline: against the stored run"
+      "paired: timed in pairs with the base revision in this job; vs baseline: against the stored run"
     );
   }
   parts.push(`CI of Δ: its ${fixed(compare2.confidence * 100, 0)} % confidence interval`);
+  if (cases2.some((c) => c.medianMs !== void 0 || c.baselineMedianMs !== void 0))
+    parts.push("ms, base: a call’s median time in this run and in its base");
+  parts.push(...confirmWords(cases2));
   if (raised) {
     parts.push(
       "(±x %): the threshold that case had to clear where it is not the default: raised by its measured noise or the floor for short cases, or another tool's own (docs/adapters.md)"
@@ -45895,8 +46004,8 @@ function changesView(input, changes) {
   const rows = changes.changed.map((v) => [
     `${v.kernel}/${v.variant}`,
     trusted(`${v.changed.length} of ${v.cases}`),
-    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ""),
-    trusted(rangeText(v.delta)),
+    trusted(v.delta ? keepUnits(formatRatioPct(v.delta.geomean)) : ""),
+    trusted(keepUnits(rangeText(v.delta))),
     trusted(
       `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
     )
@@ -45907,14 +46016,17 @@ function changesView(input, changes) {
     rows.push([
       trusted(u.variants === 1 && changes.changed.length ? "1 other variant" : label),
       trusted(`0 of ${u.cases}`),
-      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ""),
-      trusted(rangeText(u.delta)),
+      trusted(u.delta ? keepUnits(formatRatioPct(u.delta.geomean)) : ""),
+      trusted(keepUnits(rangeText(u.delta))),
       trusted(countsText(u.counts))
     ]);
   }
+  const failingTails = tailProblems2(input.results, input.config).length;
+  const unchanged = changes.judged && changes.changed.length === 0;
   return {
     none: !changes.judged,
-    nothing: changes.judged && changes.changed.length === 0,
+    nothing: unchanged && failingTails === 0,
+    onlyTails: unchanged && failingTails > 0 ? failingTails : void 0,
     table: table(["variant", "changed", "Δ (geomean)", "range", "verdict"], rows, [
       "l",
       "r",
@@ -46076,6 +46188,11 @@ function tailFindingLines(input) {
     lines.push({ fails: first.fails, line });
   }
   return lines;
+}
+function tailCountsView(input) {
+  const failed = tailProblems2(input.results, input.config).length;
+  if (!failed) return void 0;
+  return { verified: (input.results.tails ?? []).length, failed };
 }
 
 // src/report/findings.ts
@@ -46423,11 +46540,11 @@ function headlineView(input, base) {
     }
     return [
       workload,
-      trusted(value),
-      ...hasBase ? [trusted(baseText)] : [],
-      trusted(tierCell(t)),
-      trusted(ours),
-      trusted(against)
+      trusted(keepUnits(value)),
+      ...hasBase ? [trusted(keepUnits(baseText))] : [],
+      trusted(keepUnits(tierCell(t))),
+      trusted(keepUnits(ours)),
+      trusted(keepUnits(against))
     ];
   });
   const paired2 = input.comparison.paired !== void 0;
@@ -46480,9 +46597,9 @@ function findingRow(t, control) {
   return [
     t.key,
     trusted(`${esc(day(f.startedAt))}${shortSha(f.commit)}`),
-    trusted(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`),
-    trusted(`${f.direction === "SLOWER" ? "🔴" : "🟢"} ${signed(f.changePct)}`),
-    trusted(`${fixed(f.thresholdPct, 1)} %`),
+    trusted(keepUnits(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`)),
+    trusted(keepUnits(`${f.direction === "SLOWER" ? "🔴" : "🟢"} ${signed(f.changePct)}`)),
+    trusted(keepUnits(`${fixed(f.thresholdPct, 1)} %`)),
     trusted(String(f.nights)),
     ...control ? [trusted(CONTROL_TEXT[f.control])] : []
   ];
@@ -46568,9 +46685,6 @@ function chartsFor(kernel, input) {
   ];
 }
 var PROBLEMS = CHANGE_KINDS.filter((k) => k !== "faster");
-function htmlText(value) {
-  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
@@ -46581,7 +46695,7 @@ function kernelViews(input) {
     const notes = noteLines(all, measured);
     return {
       open: PROBLEMS.some((k) => (counts[k] ?? 0) > 0),
-      summary: `<b>${htmlText(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
+      summary: `<b>${escapeHtmlText(name)}</b>: ${plural(all.length, "case")}${all.length ? " · " : ""}${countsText(counts)}`,
       description: info?.description,
       flopsFormula: info?.flops_formula,
       table: all.length ? timingTable(all, input, measured) : "",
@@ -46920,6 +47034,7 @@ function buildView(input, opts, digest) {
     policy: policyLine(input),
     acceptedSince: acceptedSinceView(input),
     counts: g.counts,
+    tailCounts: tailCountsView(input),
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
     changes: changesView(input, digest.changes),
     why: whyView(input, opts),
@@ -53808,11 +53923,11 @@ function importStatements(text2) {
   return { statements, dynamic };
 }
 var isDir = (p) => existsSync14(p) && statSync8(p).isDirectory();
-var isFile = (p) => existsSync14(p) && statSync8(p).isFile();
+var isFile2 = (p) => existsSync14(p) && statSync8(p).isFile();
 function extensionOf(dir, name) {
   if (!isDir(dir)) return void 0;
   const found = readdirSync6(dir).find(
-    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join23(dir, f))
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile2(join23(dir, f))
   );
   return found === void 0 ? void 0 : join23(dir, found);
 }
@@ -53823,12 +53938,12 @@ function resolveBelow(dir, parts, shown) {
     const last = i === parts.length - 1;
     const folder = join23(at, part);
     if (isDir(folder)) {
-      if (isFile(join23(folder, "__init__.py"))) files.push(join23(folder, "__init__.py"));
+      if (isFile2(join23(folder, "__init__.py"))) files.push(join23(folder, "__init__.py"));
       at = folder;
       if (last) return { ok: true, files, package: folder };
       continue;
     }
-    const file = isFile(`${folder}.py`) ? `${folder}.py` : extensionOf(at, part);
+    const file = isFile2(`${folder}.py`) ? `${folder}.py` : extensionOf(at, part);
     if (file !== void 0 && last) return { ok: true, files: [...files, file] };
     return {
       ok: false,
@@ -53838,7 +53953,7 @@ function resolveBelow(dir, parts, shown) {
   return { ok: true, files };
 }
 function inRepository(root, top) {
-  return isDir(join23(root, top)) || isFile(join23(root, `${top}.py`)) || !!extensionOf(root, top);
+  return isDir(join23(root, top)) || isFile2(join23(root, `${top}.py`)) || !!extensionOf(root, top);
 }
 function resolveStatement(root, file, s) {
   let dir = root;
@@ -53857,7 +53972,7 @@ function resolveStatement(root, file, s) {
   if (!module.ok || module.package === void 0) return module;
   const files = [...module.files];
   for (const name of s.names) {
-    if (isDir(join23(module.package, name)) || isFile(join23(module.package, `${name}.py`))) {
+    if (isDir(join23(module.package, name)) || isFile2(join23(module.package, `${name}.py`))) {
       const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
       if (!sub.ok) return sub;
       files.push(...sub.files);
@@ -60610,13 +60725,13 @@ var RECORDED_RUN = {
 };
 function configFrom(option, cwd) {
   const target2 = resolve14(cwd, option ?? ".");
-  let isFile2;
+  let isFile3;
   try {
-    isFile2 = statSync10(target2).isFile();
+    isFile3 = statSync10(target2).isFile();
   } catch {
     throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
   }
-  return isFile2 ? loadConfig(dirname13(target2), { configFile: target2 }) : loadConfig(target2);
+  return isFile3 ? loadConfig(dirname13(target2), { configFile: target2 }) : loadConfig(target2);
 }
 function verdictText(result) {
   const c = result.counts;
@@ -60684,13 +60799,13 @@ function terminalLog(io) {
 }
 
 // src/cli/adapt.ts
-var FILE_FORMATS2 = adapterList().filter((a) => a.kind === "file").map((a) => a.format).join(", ");
 var ADAPT_OPTIONS = {
   format: { type: "string" },
   input: { type: "string", multiple: true },
   kernel: { type: "string" },
   reference: { type: "string" },
-  out: { type: "string" }
+  out: { type: "string" },
+  formats: { type: "boolean" }
 };
 var adapt = async (args, io) => {
   const { values } = parseArgs5({
@@ -60699,10 +60814,14 @@ var adapt = async (args, io) => {
     strict: true,
     allowPositionals: false
   });
+  if (values.formats) {
+    io.stdout(formatsTable2());
+    return EXIT_PASS;
+  }
   const adapter = values.format === void 0 ? void 0 : fileAdapterFor(values.format);
   if (!adapter) {
     throw new UsageError(
-      `--format must be one of ${FILE_FORMATS2} (got ${values.format === void 0 ? "nothing" : JSON.stringify(values.format)})`
+      `--format must be one of ${FILE_FORMATS.join(", ")} (got ${values.format === void 0 ? "nothing" : JSON.stringify(values.format)})`
     );
   }
   const inputs = values.input ?? [];
@@ -61362,14 +61481,16 @@ var EXPORT_USAGE = `kernelgate export --results FILE --format bmf|gab-smaller|ga
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 `;
 var ADAPT_USAGE = `kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
-  --format FORMAT       ${FILE_FORMATS.slice(0, -1).join(", ")} or ${FILE_FORMATS.at(-1)}
+       kernelgate adapt --formats
+  --format FORMAT       ${formatNames(FILE_FORMATS)}
   --kernel NAME         the kernel name its cases get (default: the format, - as _)
   --reference V1,V2     variants that are references, not candidates
   --out FILE            write the results there (default: standard output)
+  --formats             print what each format gives and how to produce its output (Markdown)
 `;
 var BENCH_USAGE = `kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseline FILE]
                  [--base-root DIR] [--base-sha SHA] [--doctor] [--kind pr|nightly] [--out FILE]
-  runs kernelgate.yml's benchmarks: section (${Object.keys(BENCHMARK_FORMATS).join(", ")})
+  runs kernelgate.yml's benchmarks: section (${adapterFormats().join(", ")})
   --out-dir DIR         results.json goes there (default: .kernelgate/report)
   --base-root DIR       a base revision's checkout: command benchmarks run there too, alternately
                         (ABBA), and are judged by their pairs
