@@ -6,6 +6,7 @@ import { defaultConfig } from '../src/config/index.js';
 import { historyTrend, stepTest, type HistoryTrend } from '../src/judge/index.js';
 import { normalQuantile, seededRandom } from '../src/lib/index.js';
 import { judge } from '../src/pipeline/index.js';
+import { keepUnits } from '../src/report/compact.js';
 import type { CaseResult, KernelgateResults } from '../src/results/index.js';
 import { loadGz, ROOT } from './support/recorded.js';
 
@@ -136,7 +137,9 @@ const nights = (n: number, then: KernelgateResults[] = []) => {
   return [...runs, ...then];
 };
 const findings = (t: HistoryTrend) =>
-  t.cases.map((c) => `${c.key} ${c.finding!.kind} ${c.finding!.nights} ${c.finding!.control ?? 'code'}`);
+  t.cases.map(
+    (c) => `${c.key} ${c.finding!.kind} ${c.finding!.nights} ${c.finding!.control ?? 'code'}`,
+  );
 
 describe('historyTrend: series cut where the comparison is not like for like', () => {
   it('a 3 % step of the candidate held two nights is a step of the code', () => {
@@ -149,7 +152,10 @@ describe('historyTrend: series cut where the comparison is not like for like', (
 
   it('a step across a new harness is not a step but a boundary: the series restarts', () => {
     const v5 = { harness: 'kernelgate-harness 0.5.0' };
-    const runs = nights(8, [night(9, { fast: 1.03, ref: 2 }, v5), night(10, { fast: 1.03, ref: 2 }, v5)]);
+    const runs = nights(8, [
+      night(9, { fast: 1.03, ref: 2 }, v5),
+      night(10, { fast: 1.03, ref: 2 }, v5),
+    ]);
     const t = historyTrend(runs.slice(0, -1), runs.at(-1)!, FLOORS);
     expect(t.cases).toEqual([]);
     expect(t.boundaries).toEqual([
@@ -174,7 +180,10 @@ describe('historyTrend: series cut where the comparison is not like for like', (
     expect(t.boundaries).toMatchObject([
       { field: 'tuning', from: '"[64, 64, 4]"', to: '"[128, 64, 8]"', cases: ['k/fast/n=1'] },
     ]);
-    const untuned = nights(8, [night(9, { fast: 1.03, ref: 2 }, { tuning: 'x' }), night(10, { fast: 1.03, ref: 2 }, { tuning: 'x' })]);
+    const untuned = nights(8, [
+      night(9, { fast: 1.03, ref: 2 }, { tuning: 'x' }),
+      night(10, { fast: 1.03, ref: 2 }, { tuning: 'x' }),
+    ]);
     expect(findings(historyTrend(untuned.slice(0, -1), untuned.at(-1)!, FLOORS))).toEqual([
       'k/fast/n=1 step 2 code',
     ]);
@@ -221,7 +230,12 @@ const summary = (t: HistoryTrend) => {
 describe('the recorded H100 nights as a history', () => {
   it('five A/A nights (runs 32, 34, 35 on one H100, 36 and 37 on another), pushes 14, 15, 20 stored beside them: no step of the code', () => {
     const stored = ['push-h100-run14', 'push-h100-run15', 'push-h100-run20']
-      .concat(['nightly-h100-run32', 'nightly-h100-run34', 'nightly-h100-run35', 'nightly-h100-run36'])
+      .concat([
+        'nightly-h100-run32',
+        'nightly-h100-run34',
+        'nightly-h100-run35',
+        'nightly-h100-run36',
+      ])
       .map((n) => at(n));
     const t = historyTrend(stored, at('nightly-h100-run37'), FLOORS);
     expect(t).toMatchObject({ mode: 'paired', leftOut: 3, runs: 4, boundaries: [], machine: [] });
@@ -273,7 +287,10 @@ describe('the nightly report: History', () => {
     const without = judge(tonight, undefined, config, 'nightly');
     expect(withHistory.verdict).toEqual(without.verdict);
     const text = withHistory.rendered.full;
-    const section = text.slice(text.indexOf('### History'), text.indexOf('\n### ', text.indexOf('### History') + 5));
+    const section = text.slice(
+      text.indexOf('### History'),
+      text.indexOf('\n### ', text.indexOf('### History') + 5),
+    );
     expect(section.trim().split('\n')).toEqual([
       '### History: steps over the window',
       '',
@@ -285,7 +302,10 @@ describe('the nightly report: History', () => {
       '',
       '| case | since | before → after (medians) | change | threshold | nights |',
       '| :- | :- | -: | -: | -: | -: |',
-      '| k/fast/n=1 | 2026-12-09 (09cccccccccc) | 1.000 → 1.030 ms | 🔴 +3.0 % | 1.0 % | 2 |',
+      // numbers keep their units: no-break spaces (keepUnits)
+      keepUnits(
+        '| k/fast/n=1 | 2026-12-09 (09cccccccccc) | 1.000 → 1.030 ms | 🔴 +3.0 % | 1.0 % | 2 |',
+      ),
     ]);
     expect(without.rendered.full).not.toContain('### History');
   });
@@ -293,7 +313,8 @@ describe('the nightly report: History', () => {
   it('names a boundary in the window, its values escaped', () => {
     const tonight = runs.at(-1)!;
     tonight.environment.libraries!['torch'] = '2.12.0 <b>|x|</b>';
-    const text = judge(tonight, undefined, config, 'nightly', undefined, runs.slice(0, -1)).rendered.full;
+    const text = judge(tonight, undefined, config, 'nightly', undefined, runs.slice(0, -1)).rendered
+      .full;
     expect(text).toContain(
       'Boundaries in the window:\n- torch: 2.11.0 → 2.12.0 &lt;b&gt;\\|x\\|&lt;/b&gt; on 2026-12-11 (11cccccccccc): series restarted',
     );

@@ -10,6 +10,7 @@ import {
 } from '../judge/index.js';
 import { type Cell, fixed, formatMs, table } from '../lib/index.js';
 import { esc, plural, trusted } from './cells.js';
+import { keepUnits } from './compact.js';
 import type { ReportInput, ViewOptions } from './types.js';
 import type { HistoryView } from './view-types.js';
 
@@ -39,9 +40,9 @@ function findingRow(t: CaseTrend, control: boolean): Cell[] {
   return [
     t.key,
     trusted(`${esc(day(f.startedAt))}${shortSha(f.commit)}`),
-    trusted(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`),
-    trusted(`${f.direction === 'SLOWER' ? '🔴' : '🟢'} ${signed(f.changePct)}`),
-    trusted(`${fixed(f.thresholdPct, 1)} %`),
+    trusted(keepUnits(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`)),
+    trusted(keepUnits(`${f.direction === 'SLOWER' ? '🔴' : '🟢'} ${signed(f.changePct)}`)),
+    trusted(keepUnits(`${fixed(f.thresholdPct, 1)} %`)),
     trusted(String(f.nights)),
     ...(control ? [trusted(CONTROL_TEXT[f.control!])] : []),
   ];

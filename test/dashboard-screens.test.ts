@@ -1,0 +1,113 @@
+// Issue 32's dashboard, checked where a team reads it: the trend dashboard of the recorded H100
+// nights of 2026-11-26 (runs 32-37 on machines 10 and 11, run 33 with triton_fa2 planted 2 %
+// slower, run 39 with it launching twice, the retune night 41 and the night after, 42), built as
+// `kernelgate dashboard` builds it (records judged each against the one before it), opened offline
+// in headless Chromium (test/support/chromium.ts), measured there and shot.
+// KG_WRITE_EXAMPLES=1 writes the screenshot into docs/examples/ (their README lists it).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { recordsFromResults } from '../src/cli/dashboard.js';
+import { loadConfig } from '../src/config/index.js';
+import { buildDashboard } from '../src/history/dashboard.js';
+import { judge } from '../src/pipeline/index.js';
+import { loadResults } from '../src/results/index.js';
+import { Browser, BROWSER, inBrowser, NO_BROWSER_REASON } from './support/chromium.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const NIGHTS = [
+  'nightly-h100-run32',
+  'nightly-slow2-h100-run33',
+  'nightly-h100-run34',
+  'nightly-h100-run35',
+  'nightly-h100-run36',
+  'nightly-h100-run37',
+  'nightly-bisect-h100-run39',
+  'nightly-retune-h100-run41',
+  'nightly-h100-run42',
+];
+const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+const SHOTS = process.env['KG_WRITE_EXAMPLES']
+  ? join(ROOT, 'docs/examples')
+  : mkdtempSync(join(tmpdir(), 'kg-shots-'));
+const load = (run: string) =>
+  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz'));
+
+interface Chart {
+  sku: string;
+  kernel: string;
+  case: string;
+  chart: 'ms' | 'rel' | 'tp' | 'sp';
+  title: string;
+  log: boolean;
+  runs: number[];
+  series: {
+    label: string;
+    variant: string;
+    branch: string;
+    points: number;
+    y?: (number | null)[];
+  }[];
+  marks: Record<'SLOWER' | 'FASTER' | 'WRONG', number[]>;
+  band: { variant: string; pct: number; points: number } | null;
+}
+
+const suffix = BROWSER ? '' : ` (${NO_BROWSER_REASON})`;
+
+describe(`the dashboard of the recorded H100 nights${suffix}`, () => {
+  inBrowser(
+    'one direction for ratios, the steps marked, each night once, nothing wider than the window',
+    async () => {
+      const config = loadConfig(ROOT);
+      const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'dashboard.html');
+      writeFileSync(file, buildDashboard(recordsFromResults(NIGHTS.map(load), config), { config }));
+      const chrome = Browser.launch();
+      try {
+        const page = await chrome.page(1280, 1000);
+        await page.goto(`file://${file}`);
+        const drawn = await page.evaluate<{ charts: Chart[] }>(
+          `new Promise((done) => { const wait = () => {
+            const d = document.getElementById('kg-drawn').textContent;
+            if (d && JSON.parse(d).hash === (location.hash || '#')) done(JSON.parse(d));
+            else setTimeout(wait, 20); }; wait(); })`,
+        );
+        writeFileSync(join(SHOTS, 'dashboard-h100.png'), await page.screenshot());
+        // Nothing wider than the window: the page never scrolls sideways
+        expect(
+          await page.evaluate<boolean>('document.documentElement.scrollWidth > innerWidth'),
+        ).toBe(false);
+        const chart = (kernel: string, kind: Chart['chart']) =>
+          drawn.charts.find(
+            (c) => c.sku === 'H100-SXM' && c.kernel === kernel && c.chart === kind,
+          )!;
+        // Each of the 9 nights once, on one branch (main): one line a variant, no sawtooth
+        const time = chart('attention', 'ms');
+        expect(time.case).toBe(HEADLINE);
+        expect(time.runs).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        const fa2 = time.series.filter((s) => s.variant === 'triton_fa2');
+        expect(fa2.map((s) => [s.branch, s.points])).toEqual([['main', 9]]);
+        // The steps marked where they were judged: run 33 (the 2nd night, planted 2 % slower) and
+        // run 39 (the 7th, launching twice) SLOWER, each by its pairs beside its good base; run 34,
+        // timed beside run 32 and not beside the regressed night, is no FASTER
+        expect(time.marks).toEqual({ SLOWER: [1, 6], FASTER: [], WRONG: [] });
+        expect(time.band?.variant).toBe('triton_fa2');
+        // One direction for ratios, the report's: speedup = the reference's time ÷ this time, and
+        // on run 42 the headline's grade is the report's (0.87×: cuda_fa_wgmma against sdpa_default)
+        const speedup = chart('attention', 'sp');
+        expect(speedup.title).toBe(
+          'speedup over sdpa_default (its time ÷ this time; > 1 is faster)',
+        );
+        const tonight = judge(load('nightly-h100-run42'), undefined, config, 'nightly').tiers.find(
+          (t) => t.kernel === 'attention',
+        )!;
+        const wgmma = speedup.series.find((s) => s.variant === tonight.variant)!;
+        expect(wgmma.y!.at(-1)).toBeCloseTo(tonight.value!, 2);
+        expect(drawn.charts.some((c) => /ratio|time ÷ its time/.test(c.title))).toBe(false);
+      } finally {
+        chrome.close();
+      }
+    },
+    120_000,
+  );
+});
