@@ -4,7 +4,9 @@
 for what it is, on the GPU path (graphs, persisting L2, the saved timer), and `good` beside them is
 unharmed. The same module again on another H100 (faults-h100-run62: serial 1654123012150, 2026-11-26
 15:43 UTC, the harness after issue 29's split of the worker and issue 33's compiled-kernel records,
-69d9e41): every case's status as in run 54."""
+69d9e41): every case's status as in run 54. And a third (faults-h100-run78: serial 1652824195534,
+2026-11-26 19:39 UTC, 1fbb34a), with the CUDA IPC child planted (ipc_after_return): the output written
+0.2 s after the call returned by a process that had the GPU open, caught and named on both cases."""
 
 import gzip
 import json
@@ -18,7 +20,7 @@ from conftest import REPO
 RECORDED = os.path.join(REPO, "test", "fixtures", "recorded")
 
 
-@pytest.fixture(scope="module", params=["faults-h100-run54", "faults-h100-run62"])
+@pytest.fixture(scope="module", params=["faults-h100-run54", "faults-h100-run62", "faults-h100-run78"])
 def cases(request):
     with gzip.open(os.path.join(RECORDED, request.param, "results.json.gz"), "rt") as f:
         doc = json.load(f)
