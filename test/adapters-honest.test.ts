@@ -279,11 +279,14 @@ describe('the changed-cases table keeps the performance verdict', () => {
     const { rendered } = judge(head, base, defaultConfig(), 'pr');
     const lines = rendered.comment.split('\n');
     const header = lines.find((l) => l.startsWith('| variant | Δ | verdict |'));
-    expect(header).toBe('| variant | Δ | verdict | correctness | ms | base ms | CI of Δ | note |');
+    // one case column (issue 32): a case with no axes is named by its id
+    expect(header).toBe(
+      '| variant | Δ | verdict | correctness | case | ms | base | CI of Δ | note |',
+    );
     // The cells' spaces inside a figure are no-break spaces (U+00A0), as every report writes them;
     // nvbench's threshold (1 %) is not the report's 3 %, so it is shown beside the interval.
     expect(lines).toContain(
-      '| copy | +10.0 % | 🔴 SLOWER | ❔ UNCHECKED | 0.220 | 0.200 | +10.0 % … +10.0 % (±1.0 %) | not verified: nvbench 0.1.0 checks no results, so this case cannot PASS |',
+      '| copy | +10.0 % | 🔴 SLOWER | ❔ UNCHECKED | default | 0.220 | 0.200 | +10.0 % … +10.0 % (±1.0 %) | not verified: nvbench 0.1.0 checks no results, so this case cannot PASS |',
     );
   });
 });

@@ -19,6 +19,7 @@ import {
   truncateMarkdown,
   type ReportInput,
 } from '../src/report/index.js';
+import { keepUnits } from '../src/report/compact.js';
 import { loadResults } from '../src/results/index.js';
 import type { CaseResult, KernelgateResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/judge/index.js';
@@ -181,25 +182,27 @@ describe('renderReport', () => {
       '## kernelgate (fixture): ⚠️ regression: attention/triton\\_fa2 slower on 1 case',
     );
     expect(comment).toContain(
-      [
-        '| variant | changed | Δ (geomean) | range | verdict |',
-        '| :- | -: | -: | -: | :- |',
-        '| attention/triton\\_fa2 | 1 of 5 | +9.3 % | +9.3 % | 🔴 1 slower · 🟡 1 ambiguous |',
-        '| attention/cuda\\_fa2 | 1 of 5 | −7.7 % | −7.7 % | 🟢 1 faster |',
-        '| 9 other variants | 0 of 26 | −0.6 % | −7.4 % … +1.0 % | 🟡 3 ambiguous · ⚪ 23 same |',
-      ].join('\n'),
+      keepUnits(
+        [
+          '| variant | changed | Δ (geomean) | range | verdict |',
+          '| :- | -: | -: | -: | :- |',
+          '| attention/triton\\_fa2 | 1 of 5 | +9.3 % | +9.3 % | 🔴 1 slower · 🟡 1 ambiguous |',
+          '| attention/cuda\\_fa2 | 1 of 5 | −7.7 % | −7.7 % | 🟢 1 faster |',
+          '| 9 other variants | 0 of 26 | −0.6 % | −7.4 % … +1.0 % | 🟡 3 ambiguous · ⚪ 23 same |',
+        ].join('\n'),
+      ),
     );
     expect(comment).toContain(
       '- 🔴 **attention/triton\\_fa2** slower on 1 of 5 cases: +9.3 % (geomean +9.3 %)\n',
     );
-    // Changed cases: Δ and verdict beside the variant, one column per case axis.
+    // Changed cases: Δ and verdict beside the variant, one case column whose header names the axes.
     expect(comment).toContain(
       [
         // no note column (no row has one); numbers keep their unit, intervals stay on one line
-        '| variant | Δ | verdict | dtype | B | H | S | D | causal | ms | base ms | CI of Δ |',
-        '| :- | -: | :- | :- | :- | :- | :- | :- | :- | -: | -: | -: |',
-        '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16 | 16 | 96 | 4096 | 128 | false | 43.28 | 39.59 | +8.2 % … +10.6 % |',
-        '| cuda\\_fa2 | −7.7 % | 🟢 FASTER | fp16 | 16 | 96 | 4096 | 128 | false | 38.44 | 41.65 | −9.3 % … −6.8 % |',
+        '| variant | Δ | verdict | dtype, B, H, S, D, causal | ms | base | CI of Δ |',
+        '| :- | -: | :- | :- | -: | -: | -: |',
+        '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16, 16, 96, 4096, 128, false | 43.28 | 39.59 | +8.2 % … +10.6 % |',
+        '| cuda\\_fa2 | −7.7 % | 🟢 FASTER | fp16, 16, 96, 4096, 128, false | 38.44 | 41.65 | −9.3 % … −6.8 % |',
       ]
         .join('\n')
         .replace(/(\d) %/g, '$1\u00a0%')
@@ -209,7 +212,7 @@ describe('renderReport', () => {
     expect(comment).toContain('- triton differs from the baseline: 3.6.0 → 3.6.1');
     // The full report's changed cases name the case in one column (at most 10 columns).
     expect(full.replace(/\u00a0/g, ' ')).toContain(
-      '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | dtype=fp16, B=16, H=96, S=4096, D=128, causal=false | 43.28 |',
+      '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16, 16, 96, 4096, 128, false | 43.28 |',
     );
     // It keeps every case, and the charts: horizontal bars, as tall as their bars.
     expect(full).toMatch(
@@ -241,15 +244,15 @@ describe('renderReport', () => {
     expect(comment).toContain(
       'No case changed: nothing is slower, faster, wrong, failing or missing.',
     );
-    expect(comment).toMatch(/\| all 11 variants \| 0 of 36 \| [−+]\d\.\d % \| /);
+    expect(comment).toMatch(/\| all 11 variants \| 0 of 36 \| [−+]\d\.\d\s% \| /);
     expect(comment).toContain(
       '| kernel · headline case | this PR | baseline | tier | fastest passing candidate | against |',
     );
     expect(comment).toMatch(
-      /\| attention dtype=fp16, B=16, H=96, S=4096, D=128, causal=false \| \*\*0\.5\d×\*\* \| 0\.55× \| \*\*C\*\* \(half of SDPA default\); next B at [\d.]+ ms \([\d.]+× faster\) \| triton\\_fa2 [\d.]+ ms, \d+ TFLOPS \(fastest of 2\) \| sdpa\\_default [\d.]+ ms, \d+ TFLOPS \|/,
+      /\| attention dtype=fp16, B=16, H=96, S=4096, D=128, causal=false \| \*\*0\.5\d×\*\* \| 0\.55× \| \*\*C\*\* \(half of SDPA default\); next B at [\d.]+\sms \([\d.]+× faster\) \| triton\\_fa2 [\d.]+\sms, \d+\sTFLOPS \(fastest of 2\) \| sdpa\\_default [\d.]+\sms, \d+\sTFLOPS \|/,
     );
     expect(comment).toMatch(
-      /\| bsr\\_gemm dtype=fp16, M=8192, N=8192, K=8192, block=128, topk=16 \| \*\*0\.5\d×\*\* per useful FLOP \| 0\.57× \| .* \| triton\\_bsr [\d.]+ ms, \d+ TFLOPS \(fastest of 2\) \| measured cuBLAS 657 TFLOPS \|/,
+      /\| bsr\\_gemm dtype=fp16, M=8192, N=8192, K=8192, block=128, topk=16 \| \*\*0\.5\d×\*\* per useful FLOP \| 0\.57× \| .* \| triton\\_bsr [\d.]+\sms, \d+\sTFLOPS \(fastest of 2\) \| measured cuBLAS 657\sTFLOPS \|/,
     );
   });
 
@@ -262,7 +265,7 @@ describe('renderReport', () => {
       '- ⚠️ **attention/sdpa\\_default** above what the chip can do on 1 case: 1070.2 TFLOPS &gt; 989.4 TFLOPS datasheet peak (H100-SXM fp16). A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing',
     );
     expect(comment).toMatch(
-      /\| sdpa\\_default \| \+1\.0\u00a0% \| ⚠️\u00a0above\u00a0the\u00a0chip's\u00a0peak \| fp16 \|/,
+      /\| sdpa\\_default \| \+1\.0\u00a0% \| ⚠️\u00a0above\u00a0the\u00a0chip's\u00a0peak \| fp16, /,
     );
     expect(full.replace(/\u00a0/g, ' ')).toMatch(
       /\| sdpa\\_default \| \+1\.0 % \| ⚪ SAME \| [^|]+ \| [\d.]+ \([\d.]+\) \| ⚠️ 1070\.2 \|/,
@@ -451,12 +454,17 @@ describe('comment size', () => {
       '## kernelgate (fixture): ❌ fail: attention/triton\\_fa2 wrong on 10 cases',
     );
     expect(comment).toContain(
-      '| attention/triton\\_fa2 | 151 of 1000 | +50.0 % | +50.0 % | ❌ 10 wrong · 🔴 141 slower |',
+      keepUnits(
+        '| attention/triton\\_fa2 | 151 of 1000 | +50.0 % | +50.0 % | ❌ 10 wrong · 🔴 141 slower |',
+      ),
     );
     expect(comment).toContain(
       '_… 141 more cases of attention/triton\\_fa2 (🔴 141 slower): in the full report._',
     );
-    expect(comment.match(/^\| triton\\_fa2 \|/gm)?.length).toBe(COMMENT_ROWS_PER_VARIANT);
+    // every row of attention's changed table is triton_fa2's: the variant is said once above it
+    const changed = comment.slice(comment.indexOf('Every row: variant triton\\_fa2'));
+    const rows = changed.split('\n\n')[1]!.split('\n').slice(2);
+    expect(rows.filter((r) => r.startsWith('| ')).length).toBe(COMMENT_ROWS_PER_VARIANT);
   });
 
   it('stays under the limit at 1,000 cases over 100 variants, every one failing with a long message', () => {
@@ -712,7 +720,9 @@ describe('paired A/B in the report', () => {
       '## kernelgate (fixture): ✅ pass: no candidate slower or faster (the A/A control attention/sdpa\\_flash moved: the machine was not quiet)',
     );
     expect(full).toContain(
-      '| attention/sdpa\\_flash | 1 of 5 | +4.0 % | +4.0 % | 🔴 1 slower (an A/A control: the machine moved, not the code) |',
+      keepUnits(
+        '| attention/sdpa\\_flash | 1 of 5 | +4.0 % | +4.0 % | 🔴 1 slower (an A/A control: the machine moved, not the code) |',
+      ),
     );
     expect(full).toContain(
       `- A/A control moved: attention/sdpa\\_flash ${H} SLOWER +4.0 %. Reference variants run identical code in both arms, so 1 FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`,
