@@ -85,6 +85,11 @@ export interface FileAdapter<F extends string = string> {
    * toolThresholdPct), as measured for the tool; none: compare.threshold_pct's default.
    */
   thresholdPct?: number;
+  /**
+   * Where its fixture under test/fixtures/adapters/<format>/ came from: the tool's version, the
+   * machine and the command that wrote it (test/formats.test.ts asks for this, or a README there).
+   */
+  fixtureSource?: string;
 }
 
 /**
