@@ -46597,9 +46597,9 @@ function findingRow(t, control) {
   return [
     t.key,
     trusted(`${esc(day(f.startedAt))}${shortSha(f.commit)}`),
-    trusted(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`),
-    trusted(`${f.direction === "SLOWER" ? "🔴" : "🟢"} ${signed(f.changePct)}`),
-    trusted(`${fixed(f.thresholdPct, 1)} %`),
+    trusted(keepUnits(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`)),
+    trusted(keepUnits(`${f.direction === "SLOWER" ? "🔴" : "🟢"} ${signed(f.changePct)}`)),
+    trusted(keepUnits(`${fixed(f.thresholdPct, 1)} %`)),
     trusted(String(f.nights)),
     ...control ? [trusted(CONTROL_TEXT[f.control])] : []
   ];
