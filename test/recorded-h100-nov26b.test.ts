@@ -13,7 +13,14 @@ import { loadConfig } from '../src/config/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { expectAsOnTheMachine, loadGz, RECORDED, ROOT, wallOf } from './support/recorded.js';
+import {
+  expectAsOnTheMachine,
+  expectOneVariantTimed,
+  loadGz,
+  RECORDED,
+  ROOT,
+  wallOf,
+} from './support/recorded.js';
 
 const config = loadConfig(ROOT);
 const judged = (name: string) => compare(loadGz(name), undefined, config);
@@ -82,13 +89,7 @@ describe('the whole set A/A on a second machine', () => {
 describe('the attention one-file pull request (run 61)', () => {
   it('times triton_fa2 and its one control, sdpa_default; every other variant is verified, not timed', () => {
     const doc = loadGz('one-variant-attention-h100-run61');
-    const timed = new Set(
-      doc.cases.filter((c) => c.paired && c.paired.n_pairs).map((c) => `${c.kernel}/${c.variant}`),
-    );
-    expect([...timed].sort()).toEqual(['attention/sdpa_default', 'attention/triton_fa2']);
-    const identical = doc.cases.filter((c) => c.identical);
-    expect(identical).toHaveLength(164);
-    expect(identical.every((c) => c.correctness?.status === 'PASS')).toBe(true);
+    expectOneVariantTimed(doc, 164);
     expect(wallOf('one-variant-attention-h100-run61')).toBeCloseTo(139.6, 1);
     const log = gunzipSync(
       readFileSync(join(RECORDED, 'one-variant-attention-h100-run61', 'action.log.gz')),

@@ -18,7 +18,14 @@ import { loadConfig } from '../src/config/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { expectAsOnTheMachine, loadGz, RECORDED, ROOT, wallOf } from './support/recorded.js';
+import {
+  expectAsOnTheMachine,
+  expectOneVariantTimed,
+  loadGz,
+  RECORDED,
+  ROOT,
+  wallOf,
+} from './support/recorded.js';
 
 const config = loadConfig(ROOT);
 const judged = (name: string) => compare(loadGz(name), undefined, config);
@@ -36,13 +43,7 @@ describe('the attention one-file pull request (run 68)', () => {
       /^NVIDIA H100 80GB HBM3, 1653723038904,/,
     );
     const doc = loadGz('one-variant-attention-h100-run68');
-    const timed = new Set(
-      doc.cases.filter((c) => c.paired && c.paired.n_pairs).map((c) => `${c.kernel}/${c.variant}`),
-    );
-    expect([...timed].sort()).toEqual(['attention/sdpa_default', 'attention/triton_fa2']);
-    const identical = doc.cases.filter((c) => c.identical);
-    expect(identical).toHaveLength(164);
-    expect(identical.every((c) => c.correctness?.status === 'PASS')).toBe(true);
+    expectOneVariantTimed(doc, 164);
     expectAsOnTheMachine(
       'one-variant-attention-h100-run68',
       doc,

@@ -68,3 +68,19 @@ export function medianHalfWidth(results: KernelgateResults): number {
   expect(half.length).toBeGreaterThan(60);
   return half[Math.floor(half.length / 2)]!;
 }
+
+/**
+ * Asserts that a recorded one-file attention pull request timed triton_fa2 and its one control
+ * (sdpa_default) and left `identical` variant-cases untimed, each verified and passing.
+ */
+export function expectOneVariantTimed(results: KernelgateResults, identical: number) {
+  const timed = new Set(
+    results.cases
+      .filter((c) => c.paired && c.paired.n_pairs)
+      .map((c) => `${c.kernel}/${c.variant}`),
+  );
+  expect([...timed].sort()).toEqual(['attention/sdpa_default', 'attention/triton_fa2']);
+  const same = results.cases.filter((c) => c.identical);
+  expect(same).toHaveLength(identical);
+  expect(same.every((c) => c.correctness?.status === 'PASS')).toBe(true);
+}
