@@ -16,6 +16,7 @@ import { gunzipSync } from 'node:zlib';
 import {
   expectAsOnTheMachine,
   expectOneVariantTimed,
+  gpuLines,
   loadGz,
   RECORDED,
   ROOT,
@@ -24,10 +25,7 @@ import {
 
 const config = loadConfig(ROOT);
 const judged = (name: string) => compare(loadGz(name), undefined, config);
-const gpuLine = (name: string) =>
-  readFileSync(join(RECORDED, name, 'gpu.txt'), 'utf8')
-    .trim()
-    .split('\n')[1]!;
+const gpuLine = (name: string) => gpuLines(name)[0]!;
 const largeFa2 = (name: string, cases: CaseComparison[]) => {
   const doc = loadGz(name);
   return cases.filter((c) => {

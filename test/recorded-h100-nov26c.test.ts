@@ -21,6 +21,7 @@ import { gunzipSync } from 'node:zlib';
 import {
   expectAsOnTheMachine,
   expectOneVariantTimed,
+  gpuLines,
   loadGz,
   RECORDED,
   ROOT,
@@ -31,11 +32,6 @@ const config = loadConfig(ROOT);
 const judged = (name: string) => compare(loadGz(name), undefined, config);
 const gz = (name: string, file: string) =>
   gunzipSync(readFileSync(join(RECORDED, name, file))).toString('utf8');
-const gpuLines = (name: string) =>
-  readFileSync(join(RECORDED, name, 'gpu.txt'), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1);
 
 describe('the attention one-file pull request (run 68)', () => {
   it('times triton_fa2 and sdpa_default only, verifies the 164 other variant-cases, in 146.2 s', () => {

@@ -84,3 +84,10 @@ export function expectOneVariantTimed(results: KernelgateResults, identical: num
   expect(same).toHaveLength(identical);
   expect(same.every((c) => c.correctness?.status === 'PASS')).toBe(true);
 }
+
+/** The lines of a recording's gpu.txt after its header: one per GPU (name, serial, driver, …). */
+export const gpuLines = (name: string) =>
+  readFileSync(join(RECORDED, name, 'gpu.txt'), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1);
