@@ -225,7 +225,7 @@ describe.runIf(RUN)('the bundled action measures benchmarks beside the kernel se
       ).toBe(true);
       // what the pull request changed: the slowed benchmark by its pairs, beside the kernel set
       expect(body).toMatch(
-        /^\| sleeper\/sleep \| 1 of 1 \| \+\d+\.\d % \| \+\d+\.\d % \| 🔴 1 slower · ❔ 1 unchecked \|$/m,
+        /^\| sleeper\/sleep \| 1 of 1 \| \+\d+\.\d\u00a0% \| \+\d+\.\d\u00a0% \| 🔴 1 slower · ❔ 1 unchecked \|$/m,
       );
       expect(body).toMatch(
         /^- 🔴 \*\*sleeper\/sleep\*\* slower on 1 of 1 cases: .*, paired against the base revision$/m,
