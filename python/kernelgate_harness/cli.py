@@ -147,6 +147,8 @@ class Harness:
         done = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
         tail = tails.summary(self.doc.get("tails"))
         say(f"done in {time.time() - self.document.started:.1f} s: {done}{tail}; results in {self.args.out} ({self.document.validated_by})")
+        # The last line: the digest of the bytes the final write put at --out (document.py).
+        print(self.document.digest_line(), flush=True)
 
     def _paired_base(self):
         """run.paired_base, and the line that says the run is paired."""

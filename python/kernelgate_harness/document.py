@@ -28,6 +28,7 @@ class Document:
         self.phase = 0  # 0 before the cases, 1 while they run, 2 after
         self.stage_s: dict[str, float] = {}
         self.started = started
+        self.sha256: str | None = None  # of the bytes of the last write to out (digest_line)
         # The schema's check, compiled once; without fastjsonschema, said once here, and the last
         # line says the results were written unvalidated (validated_by).
         self.check, why = validation.validator()
@@ -69,7 +70,13 @@ class Document:
             invalid = f"{self.out}.invalid.json"
             write_atomic(invalid, doc)
             raise SystemExit(f"{PREFIX} results do not match {validation.SCHEMA_NAME}, written to {invalid} instead: {bad}")
-        write_atomic(self.out, doc)
+        self.sha256 = write_atomic(self.out, doc)
+
+    def digest_line(self) -> str:
+        """The harness's last stdout line: the sha256 of the bytes its last write put at out. The
+        action checks the file against it before judging (src/measure/harness.ts): a process the
+        kernels started, running as the same user, could rewrite the file after this write."""
+        return f"{PREFIX} results sha256 {self.sha256} {self.out}"
 
     def diag(self, level: str, code: str, message: str, **extra: Any) -> None:
         d = {"level": level, "code": code, "message": message, "source": "harness", **extra}

@@ -3,6 +3,7 @@ the measured ceilings, diagnostics for what the samples show (throttling, a wand
 and atomic writes (the schema's check before each is validation.py's). Datasheet peaks, and whether a rate is above them, are the
 TypeScript judge's (src/judge/throughput.ts findMeasurementErrors, from data/gpus.json): Python never judges."""
 
+import hashlib
 import json
 import os
 
@@ -111,8 +112,11 @@ def kernel_info(manifest, cases):
 
 
 def write_atomic(path, doc):
+    """Writes doc as JSON through a temporary file and returns the sha256 of the bytes written,
+    computed from the bytes in memory (never re-read: the file could have changed by then)."""
+    data = (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode("utf-8")
     tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1, allow_nan=False)
-        f.write("\n")
+    with open(tmp, "wb") as f:
+        f.write(data)
     os.replace(tmp, path)
+    return hashlib.sha256(data).hexdigest()

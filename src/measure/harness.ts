@@ -1,7 +1,15 @@
 // Runs the Python harness (python/kernelgate_harness) on the GPU runner through @actions/exec and
 // streams its per-case progress into the log, one collapsible group per kernel. It judges nothing.
 import { exec as actionsExec } from '@actions/exec';
-import { appendFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { childEnv } from '../lib/index.js';
 
@@ -52,11 +60,18 @@ export interface HarnessRun {
   logTail: string;
   /** every output line, for known-failure diagnosis */
   log: string;
+  /** the sha256 of each results-digest line the harness printed (one, last, from a harness since issue 34) */
+  digests: string[];
 }
 
 /** `[kernelgate] == attention (3 variants, 12 cases) ==` opens a kernel's group. */
 const KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 const TAIL_LINES = 40;
+/**
+ * `[kernelgate] results sha256 <hex> <path>`: the harness's last line, the sha256 of the bytes its
+ * final write put at --out (python/kernelgate_harness/document.py).
+ */
+const DIGEST_LINE = /^\[kernelgate\] results sha256 ([0-9a-f]{64}) /;
 
 /**
  * The harness started by file (python/kernelgate_launch.py), not with `-m`: `python -m` puts the
@@ -106,10 +121,13 @@ export async function runHarness(
   env.PYTHONUNBUFFERED = '1';
 
   const lines: string[] = [];
+  const digests: string[] = [];
   let inGroup = false;
   const onLine = (line: string) => {
     lines.push(line);
     appendFileSync(options.logPath, line + '\n');
+    const digest = DIGEST_LINE.exec(line);
+    if (digest) digests.push(digest[1]!);
     const header = KERNEL_HEADER.exec(line);
     if (header) {
       if (inGroup) log.endGroup();
@@ -129,5 +147,47 @@ export async function runHarness(
     wroteResults: existsSync(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join('\n'),
     log: lines.join('\n'),
+    digests,
   };
+}
+
+/** The results file's text, read once, and what its digest check found. */
+export interface CheckedResults {
+  text: string;
+  /** the file is not what the harness wrote: nothing in it may be judged */
+  changed?: string;
+  /** no digest line to check against (a harness from before issue 34, or one that stopped early) */
+  unchecked?: string;
+}
+
+/**
+ * Reads the results file once and checks its bytes against the digest the harness printed after
+ * its final write. The kernels' code runs as the harness's user and could start a process that
+ * outlives the harness and rewrites the file after that write (issue 34); the text returned is
+ * the text checked, so nothing can change it between the check and the parse.
+ */
+export function checkResults(harness: HarnessRun, path: string): CheckedResults {
+  const bytes = readFileSync(path);
+  const text = bytes.toString('utf8');
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  const [digest, ...more] = harness.digests;
+  if (digest === undefined) {
+    return {
+      text,
+      unchecked: `kernelgate: the harness printed no results digest (a harness from before the digest line, or one that stopped before its last line): ${path} is judged without the check that nothing rewrote it.`,
+    };
+  }
+  if (more.length > 0) {
+    return {
+      text,
+      changed: `${path}: the harness's results digest line was printed ${harness.digests.length} times (sha256 ${harness.digests.join(', ')}; the file has sha256 ${actual}); the harness prints it once: something the kernels started printed one too.`,
+    };
+  }
+  if (digest !== actual) {
+    return {
+      text,
+      changed: `${path}: the results file changed after the harness wrote it: something the kernels started rewrote it (the harness wrote sha256 ${digest}, the file has sha256 ${actual}).`,
+    };
+  }
+  return { text };
 }

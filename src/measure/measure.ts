@@ -12,11 +12,17 @@ import { runDoctor } from './doctor/index.js';
 import type { CommandRunner } from '../adapters/index.js';
 import type { Exec } from '../lib/index.js';
 import { gpuModel } from '../config/index.js';
-import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
+import {
+  checkResults,
+  runHarness,
+  streamingExec,
+  type LineExec,
+  type ProgressLog,
+} from './harness.js';
 import { pullRequestIdentity } from './identity.js';
 import { buildBase, buildTargets, pairedArgs, type PairedArgs } from './base-build.js';
 import type { BuildRecord, Diagnostic, Environment, KernelgateResults } from '../results/index.js';
-import { loadResults } from '../results/index.js';
+import { parseJson, validateResults } from '../results/index.js';
 
 export interface MeasureOptions {
   config: Config;
@@ -121,7 +127,28 @@ async function casesArgs(options: MeasureOptions, environment: Environment, outD
   return ['--cases', casesPath];
 }
 
-/** The harness's results; a harness that wrote none still yields a document that says why. */
+/** The document of a run whose harness results cannot be judged: none of its cases, one error. */
+function unjudged(
+  startedAt: string,
+  harnessText: string,
+  environment: Environment,
+  diagnostic: Diagnostic,
+): KernelgateResults {
+  return {
+    schema: 'kernelgate/results@1',
+    run: { started_at: startedAt, harness: harnessText },
+    environment,
+    diagnostics: [diagnostic],
+    kernels: [],
+    cases: [],
+  };
+}
+
+/**
+ * The harness's results; a harness that wrote none still yields a document that says why, and so
+ * does one whose file changed after its last write (checkResults): none of its cases are judged,
+ * so the gate fails on coverage whatever the policy.
+ */
 function harnessResults(
   harness: Awaited<ReturnType<typeof runHarness>>,
   resultsPath: string,
@@ -132,6 +159,24 @@ function harnessResults(
 ): { measured: KernelgateResults; diagnostics: Diagnostic[] } {
   const diagnostics = diagnoseOutput(harness.log, { source: 'harness' });
   if (harness.wroteResults) {
+    const checked = checkResults(harness, resultsPath);
+    if (checked.changed !== undefined) {
+      log.warning(`kernelgate: ${checked.changed}`);
+      const measured = unjudged(
+        startedAt,
+        'none: the results file changed after the harness wrote it',
+        doctorEnvironment,
+        {
+          level: 'error',
+          code: 'harness.results_changed',
+          message: checked.changed,
+          fix: 'None of these results can be trusted: a process a kernel started outlived the harness. Look for kernels that start processes (subprocess, multiprocessing, os.fork) and do not wait for them.',
+          source: 'harness',
+        },
+      );
+      return { measured, diagnostics };
+    }
+    if (checked.unchecked !== undefined) log.info(checked.unchecked);
     if (harness.exitCode !== 0) {
       diagnostics.push({
         level: 'error',
@@ -141,25 +186,17 @@ function harnessResults(
         source: 'harness',
       });
     }
-    return { measured: loadResults(resultsPath), diagnostics };
+    const measured = validateResults(parseJson(checked.text, resultsPath), resultsPath);
+    return { measured, diagnostics };
   }
   log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
-  const measured: KernelgateResults = {
-    schema: 'kernelgate/results@1',
-    run: { started_at: startedAt, harness: 'none: the harness wrote no results' },
-    environment: doctorEnvironment,
-    diagnostics: [
-      {
-        level: 'error',
-        code: 'harness.no_results',
-        message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:\n${harness.logTail}`,
-        fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
-        source: 'harness',
-      },
-    ],
-    kernels: [],
-    cases: [],
-  };
+  const measured = unjudged(startedAt, 'none: the harness wrote no results', doctorEnvironment, {
+    level: 'error',
+    code: 'harness.no_results',
+    message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:\n${harness.logTail}`,
+    fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+    source: 'harness',
+  });
   return { measured, diagnostics };
 }
 
