@@ -53789,7 +53789,15 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync13, mkdirSync as mkdirSync5, rmSync as rmSync3, writeFileSync as writeFileSync5 } from "node:fs";
+import { createHash as createHash3 } from "node:crypto";
+import {
+  appendFileSync,
+  existsSync as existsSync13,
+  mkdirSync as mkdirSync5,
+  readFileSync as readFileSync11,
+  rmSync as rmSync3,
+  writeFileSync as writeFileSync5
+} from "node:fs";
 import { delimiter as delimiter2, dirname as dirname10, join as join22 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -53800,6 +53808,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 });
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
+var DIGEST_LINE = /^\[kernelgate\] results sha256 ([0-9a-f]{64}) /;
 function launcherArgs(harnessRoot, module) {
   return [join22(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
@@ -53827,10 +53836,13 @@ async function runHarness(options, log, run2 = streamingExec) {
   env.PYTHONPATH = [join22(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
+  const digests = [];
   let inGroup = false;
   const onLine = (line) => {
     lines.push(line);
     appendFileSync(options.logPath, line + "\n");
+    const digest = DIGEST_LINE.exec(line);
+    if (digest) digests.push(digest[1]);
     const header = KERNEL_HEADER.exec(line);
     if (header) {
       if (inGroup) log.endGroup();
@@ -53848,18 +53860,44 @@ async function runHarness(options, log, run2 = streamingExec) {
     exitCode,
     wroteResults: existsSync13(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
-    log: lines.join("\n")
+    log: lines.join("\n"),
+    digests
   };
+}
+function checkResults(harness, path9) {
+  const bytes = readFileSync11(path9);
+  const text2 = bytes.toString("utf8");
+  const actual = createHash3("sha256").update(bytes).digest("hex");
+  const [digest, ...more] = harness.digests;
+  if (digest === void 0) {
+    return {
+      text: text2,
+      unchecked: `kernelgate: the harness printed no results digest (a harness from before the digest line, or one that stopped before its last line): ${path9} is judged without the check that nothing rewrote it.`
+    };
+  }
+  if (more.length > 0) {
+    return {
+      text: text2,
+      changed: `${path9}: the harness's results digest line was printed ${harness.digests.length} times (sha256 ${harness.digests.join(", ")}; the file has sha256 ${actual}); the harness prints it once: something the kernels started printed one too.`
+    };
+  }
+  if (digest !== actual) {
+    return {
+      text: text2,
+      changed: `${path9}: the results file changed after the harness wrote it: something the kernels started rewrote it (the harness wrote sha256 ${digest}, the file has sha256 ${actual}).`
+    };
+  }
+  return { text: text2 };
 }
 
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
-import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync12, statSync as statSync9, writeFileSync as writeFileSync6 } from "node:fs";
+import { createHash as createHash4 } from "node:crypto";
+import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync13, statSync as statSync9, writeFileSync as writeFileSync6 } from "node:fs";
 import { isAbsolute as isAbsolute6, join as join24, relative as relative12 } from "node:path";
 
 // src/measure/python-imports.ts
-import { existsSync as existsSync14, readdirSync as readdirSync6, readFileSync as readFileSync11, statSync as statSync8 } from "node:fs";
+import { existsSync as existsSync14, readdirSync as readdirSync6, readFileSync as readFileSync12, statSync as statSync8 } from "node:fs";
 import { dirname as dirname11, join as join23, relative as relative11 } from "node:path";
 var DYNAMIC = [
   [/\b__import__\b/, "__import__"],
@@ -54007,7 +54045,7 @@ function closureOf(root, start, unresolved) {
   while (queue.length) {
     const file = queue.shift();
     if (!file.endsWith(".py")) continue;
-    const { statements, dynamic } = importStatements(readFileSync11(file, "utf8"));
+    const { statements, dynamic } = importStatements(readFileSync12(file, "utf8"));
     for (const d of dynamic) unresolved.push(`${rel(file)}:${d}`);
     for (const s of statements) {
       const got = resolveStatement(root, file, s);
@@ -54020,7 +54058,7 @@ function closureOf(root, start, unresolved) {
 
 // src/measure/identity.ts
 var IDENTICAL_REASON = "identical build and sources";
-var sha256 = (data) => createHash3("sha256").update(data).digest("hex");
+var sha256 = (data) => createHash4("sha256").update(data).digest("hex");
 function canonicalJson(value) {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
@@ -54049,8 +54087,8 @@ function harnessVersion(harnessRoot) {
     join24(python, "kernelgate_launch.py")
   ].filter((f) => existsSync15(f));
   if (files.length === 0) return "absent";
-  const h = createHash3("sha256");
-  for (const f of files) h.update(`\0${relative12(python, f)}\0`).update(readFileSync12(f));
+  const h = createHash4("sha256");
+  for (const f of files) h.update(`\0${relative12(python, f)}\0`).update(readFileSync13(f));
   return h.digest("hex");
 }
 function librariesKey(environment) {
@@ -54062,7 +54100,7 @@ function librariesKey(environment) {
   });
 }
 function manifestEntries(root, kernel) {
-  const raw = (0, import_yaml4.parse)(readFileSync12(join24(root, kernel.file), "utf8"));
+  const raw = (0, import_yaml4.parse)(readFileSync13(join24(root, kernel.file), "utf8"));
   const { variants, ...rest } = raw;
   const entries = /* @__PURE__ */ new Map();
   for (const v of variants ?? []) {
@@ -54101,7 +54139,7 @@ function variantSources(root, closure, claims, variant) {
   const leftOut = {};
   const leftOwners = {};
   for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
-    const hash = sha256(readFileSync12(join24(root, f)));
+    const hash = sha256(readFileSync13(join24(root, f)));
     const by = owners.get(f);
     if (keep.has(f) || by === void 0) sources[f] = hash;
     else {
@@ -54308,9 +54346,37 @@ async function casesArgs(options, environment, outDir) {
 `).join(""));
   return ["--cases", casesPath];
 }
+function unjudged(startedAt, harnessText, environment, diagnostic) {
+  return {
+    schema: "kernelgate/results@1",
+    run: { started_at: startedAt, harness: harnessText },
+    environment,
+    diagnostics: [diagnostic],
+    kernels: [],
+    cases: []
+  };
+}
 function harnessResults(harness, resultsPath, config, doctorEnvironment, startedAt, log) {
   const diagnostics = diagnoseOutput(harness.log, { source: "harness" });
   if (harness.wroteResults) {
+    const checked2 = checkResults(harness, resultsPath);
+    if (checked2.changed !== void 0) {
+      log.warning(`kernelgate: ${checked2.changed}`);
+      const measured3 = unjudged(
+        startedAt,
+        "none: the results file changed after the harness wrote it",
+        doctorEnvironment,
+        {
+          level: "error",
+          code: "harness.results_changed",
+          message: checked2.changed,
+          fix: "None of these results can be trusted: a process a kernel started outlived the harness. Look for kernels that start processes (subprocess, multiprocessing, os.fork) and do not wait for them.",
+          source: "harness"
+        }
+      );
+      return { measured: measured3, diagnostics };
+    }
+    if (checked2.unchecked !== void 0) log.info(checked2.unchecked);
     if (harness.exitCode !== 0) {
       diagnostics.push({
         level: "error",
@@ -54321,26 +54387,18 @@ ${harness.logTail}`,
         source: "harness"
       });
     }
-    return { measured: loadResults(resultsPath), diagnostics };
+    const measured2 = validateResults(parseJson(checked2.text, resultsPath), resultsPath);
+    return { measured: measured2, diagnostics };
   }
   log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
-  const measured = {
-    schema: "kernelgate/results@1",
-    run: { started_at: startedAt, harness: "none: the harness wrote no results" },
-    environment: doctorEnvironment,
-    diagnostics: [
-      {
-        level: "error",
-        code: "harness.no_results",
-        message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
+  const measured = unjudged(startedAt, "none: the harness wrote no results", doctorEnvironment, {
+    level: "error",
+    code: "harness.no_results",
+    message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
 ${harness.logTail}`,
-        fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
-        source: "harness"
-      }
-    ],
-    kernels: [],
-    cases: []
-  };
+    fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+    source: "harness"
+  });
   return { measured, diagnostics };
 }
 function harnessRun(options, deps, paths, moreArgs) {
@@ -54798,7 +54856,7 @@ function describeBisect(variant, outcome) {
 }
 
 // src/pipeline/bisect-memory.ts
-import { mkdirSync as mkdirSync7, readFileSync as readFileSync13, renameSync as renameSync2, writeFileSync as writeFileSync8 } from "node:fs";
+import { mkdirSync as mkdirSync7, readFileSync as readFileSync14, renameSync as renameSync2, writeFileSync as writeFileSync8 } from "node:fs";
 import { dirname as dirname12, join as join27 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
@@ -54813,7 +54871,7 @@ var isStep = (x) => {
 function read(file, log) {
   let text2;
   try {
-    text2 = readFileSync13(file, "utf8");
+    text2 = readFileSync14(file, "utf8");
   } catch {
     return { format: BISECT_MEMORY_FORMAT, searches: {} };
   }
@@ -56568,7 +56626,7 @@ import { statSync as statSync10 } from "node:fs";
 import { dirname as dirname13, resolve as resolve14 } from "node:path";
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync14, existsSync as existsSync22 } from "fs";
+import { readFileSync as readFileSync15, existsSync as existsSync22 } from "fs";
 import { EOL as EOL2 } from "os";
 var Context2 = class {
   /**
@@ -56579,7 +56637,7 @@ var Context2 = class {
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
       if (existsSync22(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync14(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+        this.payload = JSON.parse(readFileSync15(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path9 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path9} does not exist${EOL2}`);
@@ -60936,7 +60994,7 @@ var bench = async (args, io) => {
 };
 
 // src/cli/calibrate.ts
-import { readFileSync as readFileSync15 } from "node:fs";
+import { readFileSync as readFileSync16 } from "node:fs";
 import { resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs6 } from "node:util";
 var CALIBRATE_OPTIONS = {
@@ -60974,7 +61032,7 @@ var calibrateCommand = async (args, io) => {
     const file = resolve16(io.cwd, values.write);
     let text2;
     try {
-      text2 = readFileSync15(file, "utf8");
+      text2 = readFileSync16(file, "utf8");
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }

@@ -53235,7 +53235,15 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync2, rmSync, writeFileSync as writeFileSync3 } from "node:fs";
+import { createHash as createHash3 } from "node:crypto";
+import {
+  appendFileSync as appendFileSync2,
+  existsSync as existsSync11,
+  mkdirSync as mkdirSync2,
+  readFileSync as readFileSync8,
+  rmSync,
+  writeFileSync as writeFileSync3
+} from "node:fs";
 import { delimiter as delimiter3, dirname as dirname6, join as join17 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -53246,6 +53254,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 });
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
+var DIGEST_LINE = /^\[kernelgate\] results sha256 ([0-9a-f]{64}) /;
 function launcherArgs(harnessRoot, module) {
   return [join17(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
@@ -53273,10 +53282,13 @@ async function runHarness(options, log, run2 = streamingExec) {
   env.PYTHONPATH = [join17(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
+  const digests = [];
   let inGroup = false;
   const onLine = (line) => {
     lines.push(line);
     appendFileSync2(options.logPath, line + "\n");
+    const digest = DIGEST_LINE.exec(line);
+    if (digest) digests.push(digest[1]);
     const header = KERNEL_HEADER.exec(line);
     if (header) {
       if (inGroup) log.endGroup();
@@ -53294,18 +53306,44 @@ async function runHarness(options, log, run2 = streamingExec) {
     exitCode,
     wroteResults: existsSync11(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
-    log: lines.join("\n")
+    log: lines.join("\n"),
+    digests
   };
+}
+function checkResults(harness, path11) {
+  const bytes = readFileSync8(path11);
+  const text3 = bytes.toString("utf8");
+  const actual = createHash3("sha256").update(bytes).digest("hex");
+  const [digest, ...more] = harness.digests;
+  if (digest === void 0) {
+    return {
+      text: text3,
+      unchecked: `kernelgate: the harness printed no results digest (a harness from before the digest line, or one that stopped before its last line): ${path11} is judged without the check that nothing rewrote it.`
+    };
+  }
+  if (more.length > 0) {
+    return {
+      text: text3,
+      changed: `${path11}: the harness's results digest line was printed ${harness.digests.length} times (sha256 ${harness.digests.join(", ")}; the file has sha256 ${actual}); the harness prints it once: something the kernels started printed one too.`
+    };
+  }
+  if (digest !== actual) {
+    return {
+      text: text3,
+      changed: `${path11}: the results file changed after the harness wrote it: something the kernels started rewrote it (the harness wrote sha256 ${digest}, the file has sha256 ${actual}).`
+    };
+  }
+  return { text: text3 };
 }
 
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
-import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync13, readdirSync as readdirSync6, readFileSync as readFileSync9, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
+import { createHash as createHash4 } from "node:crypto";
+import { existsSync as existsSync13, readdirSync as readdirSync6, readFileSync as readFileSync10, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
 import { isAbsolute as isAbsolute5, join as join19, relative as relative11 } from "node:path";
 
 // src/measure/python-imports.ts
-import { existsSync as existsSync12, readdirSync as readdirSync5, readFileSync as readFileSync8, statSync as statSync7 } from "node:fs";
+import { existsSync as existsSync12, readdirSync as readdirSync5, readFileSync as readFileSync9, statSync as statSync7 } from "node:fs";
 import { dirname as dirname7, join as join18, relative as relative10 } from "node:path";
 var DYNAMIC = [
   [/\b__import__\b/, "__import__"],
@@ -53453,7 +53491,7 @@ function closureOf(root, start, unresolved) {
   while (queue.length) {
     const file = queue.shift();
     if (!file.endsWith(".py")) continue;
-    const { statements, dynamic } = importStatements(readFileSync8(file, "utf8"));
+    const { statements, dynamic } = importStatements(readFileSync9(file, "utf8"));
     for (const d of dynamic) unresolved.push(`${rel(file)}:${d}`);
     for (const s of statements) {
       const got = resolveStatement(root, file, s);
@@ -53466,7 +53504,7 @@ function closureOf(root, start, unresolved) {
 
 // src/measure/identity.ts
 var IDENTICAL_REASON = "identical build and sources";
-var sha256 = (data) => createHash3("sha256").update(data).digest("hex");
+var sha256 = (data) => createHash4("sha256").update(data).digest("hex");
 function canonicalJson(value) {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
@@ -53495,8 +53533,8 @@ function harnessVersion(harnessRoot) {
     join19(python, "kernelgate_launch.py")
   ].filter((f) => existsSync13(f));
   if (files.length === 0) return "absent";
-  const h = createHash3("sha256");
-  for (const f of files) h.update(`\0${relative11(python, f)}\0`).update(readFileSync9(f));
+  const h = createHash4("sha256");
+  for (const f of files) h.update(`\0${relative11(python, f)}\0`).update(readFileSync10(f));
   return h.digest("hex");
 }
 function librariesKey(environment) {
@@ -53508,7 +53546,7 @@ function librariesKey(environment) {
   });
 }
 function manifestEntries(root, kernel) {
-  const raw = (0, import_yaml4.parse)(readFileSync9(join19(root, kernel.file), "utf8"));
+  const raw = (0, import_yaml4.parse)(readFileSync10(join19(root, kernel.file), "utf8"));
   const { variants, ...rest } = raw;
   const entries = /* @__PURE__ */ new Map();
   for (const v of variants ?? []) {
@@ -53547,7 +53585,7 @@ function variantSources(root, closure, claims, variant) {
   const leftOut2 = {};
   const leftOwners = {};
   for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
-    const hash = sha256(readFileSync9(join19(root, f)));
+    const hash = sha256(readFileSync10(join19(root, f)));
     const by = owners.get(f);
     if (keep.has(f) || by === void 0) sources[f] = hash;
     else {
@@ -53754,9 +53792,37 @@ async function casesArgs(options, environment, outDir) {
 `).join(""));
   return ["--cases", casesPath];
 }
+function unjudged(startedAt, harnessText, environment, diagnostic) {
+  return {
+    schema: "kernelgate/results@1",
+    run: { started_at: startedAt, harness: harnessText },
+    environment,
+    diagnostics: [diagnostic],
+    kernels: [],
+    cases: []
+  };
+}
 function harnessResults(harness, resultsPath, config, doctorEnvironment, startedAt, log) {
   const diagnostics = diagnoseOutput(harness.log, { source: "harness" });
   if (harness.wroteResults) {
+    const checked2 = checkResults(harness, resultsPath);
+    if (checked2.changed !== void 0) {
+      log.warning(`kernelgate: ${checked2.changed}`);
+      const measured3 = unjudged(
+        startedAt,
+        "none: the results file changed after the harness wrote it",
+        doctorEnvironment,
+        {
+          level: "error",
+          code: "harness.results_changed",
+          message: checked2.changed,
+          fix: "None of these results can be trusted: a process a kernel started outlived the harness. Look for kernels that start processes (subprocess, multiprocessing, os.fork) and do not wait for them.",
+          source: "harness"
+        }
+      );
+      return { measured: measured3, diagnostics };
+    }
+    if (checked2.unchecked !== void 0) log.info(checked2.unchecked);
     if (harness.exitCode !== 0) {
       diagnostics.push({
         level: "error",
@@ -53767,26 +53833,18 @@ ${harness.logTail}`,
         source: "harness"
       });
     }
-    return { measured: loadResults(resultsPath), diagnostics };
+    const measured2 = validateResults(parseJson(checked2.text, resultsPath), resultsPath);
+    return { measured: measured2, diagnostics };
   }
   log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
-  const measured = {
-    schema: "kernelgate/results@1",
-    run: { started_at: startedAt, harness: "none: the harness wrote no results" },
-    environment: doctorEnvironment,
-    diagnostics: [
-      {
-        level: "error",
-        code: "harness.no_results",
-        message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
+  const measured = unjudged(startedAt, "none: the harness wrote no results", doctorEnvironment, {
+    level: "error",
+    code: "harness.no_results",
+    message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
 ${harness.logTail}`,
-        fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
-        source: "harness"
-      }
-    ],
-    kernels: [],
-    cases: []
-  };
+    fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+    source: "harness"
+  });
   return { measured, diagnostics };
 }
 function harnessRun(options, deps, paths, moreArgs) {
@@ -54244,7 +54302,7 @@ function describeBisect(variant, outcome) {
 }
 
 // src/pipeline/bisect-memory.ts
-import { mkdirSync as mkdirSync4, readFileSync as readFileSync10, renameSync as renameSync2, writeFileSync as writeFileSync6 } from "node:fs";
+import { mkdirSync as mkdirSync4, readFileSync as readFileSync11, renameSync as renameSync2, writeFileSync as writeFileSync6 } from "node:fs";
 import { dirname as dirname8, join as join22 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
@@ -54259,7 +54317,7 @@ var isStep = (x) => {
 function read(file, log) {
   let text3;
   try {
-    text3 = readFileSync10(file, "utf8");
+    text3 = readFileSync11(file, "utf8");
   } catch {
     return { format: BISECT_MEMORY_FORMAT, searches: {} };
   }
@@ -55703,7 +55761,7 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync11, existsSync as existsSync20 } from "fs";
+import { readFileSync as readFileSync12, existsSync as existsSync20 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -55714,7 +55772,7 @@ var Context2 = class {
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
       if (existsSync20(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync11(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+        this.payload = JSON.parse(readFileSync12(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path11 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path11} does not exist${EOL6}`);
@@ -60468,7 +60526,7 @@ function defaultDeps(carried = {}) {
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync12 } from "node:fs";
+import { readFileSync as readFileSync13 } from "node:fs";
 function readEvent(env) {
   const name = env["GITHUB_EVENT_NAME"];
   const repository = env["GITHUB_REPOSITORY"];
@@ -60484,7 +60542,7 @@ function readEvent(env) {
   let payload = {};
   if (path11) {
     try {
-      payload = JSON.parse(readFileSync12(path11, "utf8"));
+      payload = JSON.parse(readFileSync13(path11, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path11}': cannot read the event payload: ${error2.message}`,
@@ -60959,7 +61017,7 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync21, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync13, rmSync as rmSync2 } from "node:fs";
+import { existsSync as existsSync21, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync14, rmSync as rmSync2 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as join33 } from "node:path";
 var REMOTE = "kgdata";
@@ -61111,7 +61169,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync13(join33(tree, path11), "utf8"));
+        out.set(path11, readFileSync14(join33(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -62613,7 +62671,7 @@ async function acceptanceFor(event, mode, sha, failOnSlower, deps) {
 }
 
 // src/action/annotations.ts
-import { readFileSync as readFileSync14 } from "node:fs";
+import { readFileSync as readFileSync15 } from "node:fs";
 import { isAbsolute as isAbsolute7, join as join39, relative as relative13, resolve as resolve10, sep as sep6 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
@@ -62659,7 +62717,7 @@ function siteLocator(config, results, workspace) {
     if (!locators.has(absolute)) {
       let text3;
       try {
-        text3 = readFileSync14(absolute, "utf8");
+        text3 = readFileSync15(absolute, "utf8");
       } catch {
         text3 = void 0;
       }
@@ -63049,7 +63107,7 @@ async function run(deps = defaultDeps()) {
 }
 
 // src/action/relaunch.ts
-import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync15, rmSync as rmSync4, writeFileSync as writeFileSync15 } from "node:fs";
+import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync15 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
 import { basename as basename5, dirname as dirname11, join as join41 } from "node:path";
 var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
@@ -63060,7 +63118,7 @@ function takeToken(path11) {
   const folder = dirname11(path11);
   if (!basename5(folder).startsWith(FOLDER_PREFIX)) return void 0;
   try {
-    return readFileSync15(path11, "utf8");
+    return readFileSync16(path11, "utf8");
   } catch {
     return void 0;
   } finally {
