@@ -14,6 +14,7 @@ import { buildDashboard } from '../src/history/dashboard.js';
 import { judge } from '../src/pipeline/index.js';
 import { loadResults } from '../src/results/index.js';
 import { Browser, BROWSER, inBrowser, NO_BROWSER_REASON } from './support/chromium.js';
+import type { DrawnChart } from './support/dashboard.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const NIGHTS = [
@@ -34,24 +35,7 @@ const SHOTS = process.env['KG_WRITE_EXAMPLES']
 const load = (run: string) =>
   loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz'));
 
-interface Chart {
-  sku: string;
-  kernel: string;
-  case: string;
-  chart: 'ms' | 'rel' | 'tp' | 'sp';
-  title: string;
-  log: boolean;
-  runs: number[];
-  series: {
-    label: string;
-    variant: string;
-    branch: string;
-    points: number;
-    y?: (number | null)[];
-  }[];
-  marks: Record<'SLOWER' | 'FASTER' | 'WRONG', number[]>;
-  band: { variant: string; pct: number; points: number } | null;
-}
+type Chart = DrawnChart;
 
 const suffix = BROWSER ? '' : ` (${NO_BROWSER_REASON})`;
 

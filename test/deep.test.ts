@@ -21,6 +21,7 @@ import {
   sanitizerTargets,
   slowerTargets,
   summarizeNcu,
+  type DeepOptions,
 } from '../src/deep/index.js';
 import { deepCommand, runCli } from '../src/cli/index.js';
 import { compare, evaluateTiers, gate } from '../src/judge/index.js';
@@ -51,6 +52,26 @@ const FIXTURES = join(ROOT, 'test/fixtures/deep');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 
 const config = loadConfig(ROOT);
+
+/** runDeep's options for a sanitizer check of this repository's kernels, compute-sanitizer a stand-in in `bin`. */
+function sanitizerOptions(
+  dir: string,
+  bin: string,
+  checks: DeepOptions['checks'],
+  extra: Partial<DeepOptions> = {},
+): DeepOptions {
+  return {
+    workspace: ROOT,
+    harnessRoot: ROOT,
+    python: 'python3',
+    kernelsDir: 'kernels',
+    outDir: dir,
+    sanitizerPath: join(bin, 'compute-sanitizer'),
+    env: { PATH: '' },
+    checks,
+    ...extra,
+  };
+}
 
 describe('compute-sanitizer output', () => {
   it('reads memcheck as recorded on the H100: the planted write, the API errors after it, the count', () => {
@@ -439,17 +460,7 @@ describe('the recorded memcheck step (H100, deep17)', () => {
     const exec = recordedExec();
     const out = await runDeep(
       config,
-      {
-        workspace: ROOT,
-        harnessRoot: ROOT,
-        python: 'python3',
-        kernelsDir: 'kernels',
-        outDir: dir,
-        only: ['bsr_gemm'],
-        sanitizerPath: join(bin, 'compute-sanitizer'),
-        env: { PATH: '' },
-        checks: ['memcheck'],
-      },
+      sanitizerOptions(dir, bin, ['memcheck'], { only: ['bsr_gemm'] }),
       exec,
     );
     const runs = out.deep.sanitizer ?? [];
@@ -525,17 +536,7 @@ describe('the recorded memcheck step (H100, deep17)', () => {
     };
     const out = await runDeep(
       { ...config, kernels: [attention] },
-      {
-        workspace: ROOT,
-        harnessRoot: ROOT,
-        python: 'python3',
-        kernelsDir: 'kernels',
-        outDir: dir,
-        sanitizerPath: join(bin, 'compute-sanitizer'),
-        env: { PATH: '' },
-        checks: ['memcheck'],
-        jobs: 1,
-      },
+      sanitizerOptions(dir, bin, ['memcheck'], { jobs: 1 }),
       exec,
     );
     const fa2 = out.deep.sanitizer?.find((s) => s.variant === 'triton_fa2');
@@ -580,17 +581,7 @@ describe("findings in the harness's own code", () => {
     };
     const out = await runDeep(
       config,
-      {
-        workspace: ROOT,
-        harnessRoot: ROOT,
-        python: 'python3',
-        kernelsDir,
-        outDir: dir,
-        only: ['bsr_gemm'],
-        sanitizerPath: join(bin, 'compute-sanitizer'),
-        env: { PATH: '' },
-        checks: ['initcheck'],
-      },
+      sanitizerOptions(dir, bin, ['initcheck'], { kernelsDir, only: ['bsr_gemm'] }),
       exec,
     );
     const push = loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json.gz'));
@@ -698,17 +689,7 @@ describe("the harness's document of a sanitizer run", () => {
     };
     const out = await runDeep(
       { ...config, kernels: [attention] },
-      {
-        workspace: ROOT,
-        harnessRoot: ROOT,
-        python: 'python3',
-        kernelsDir: 'kernels',
-        outDir: dir,
-        sanitizerPath: join(bin, 'compute-sanitizer'),
-        env: { PATH: '' },
-        checks: ['memcheck'],
-        jobs: 1,
-      },
+      sanitizerOptions(dir, bin, ['memcheck'], { jobs: 1 }),
       exec,
     );
     const fa2 = out.deep.sanitizer?.find((s) => s.variant === 'triton_fa2');
@@ -752,21 +733,13 @@ describe('the time box', () => {
     };
     const out = await runDeep(
       config,
-      {
-        workspace: ROOT,
-        harnessRoot: ROOT,
-        python: 'python3',
-        kernelsDir: 'kernels',
-        outDir: dir,
+      sanitizerOptions(dir, bin, ['memcheck'], {
         only: ['attention'],
-        sanitizerPath: join(bin, 'compute-sanitizer'),
-        env: { PATH: '' },
-        checks: ['memcheck'],
         jobs: 1,
         clock: () => now,
         deadline: 15,
         timeBoxS: 15,
-      },
+      }),
       exec,
     );
     expect(limits).toEqual([15, 5]);

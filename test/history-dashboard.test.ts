@@ -19,6 +19,7 @@ import { bareRemote } from './support/git-remote.js';
 import { branchStore } from '../src/history/branch-store.js';
 import { actionsExec } from '../src/lib/index.js';
 import { Browser, BROWSER, HEADLESS_FLAGS, inBrowser } from './support/chromium.js';
+import type { DrawnChart } from './support/dashboard.js';
 
 export const RECORDED = [
   'calibration/run1',
@@ -41,25 +42,7 @@ const browser = BROWSER;
 interface Drawn {
   hash: string;
   state: { branch: string; from: string; to: string; view: string };
-  charts: {
-    sku: string;
-    kernel: string;
-    case: string;
-    chart: 'ms' | 'rel' | 'tp' | 'sp';
-    title: string;
-    axis: string;
-    log: boolean;
-    runs: number[];
-    series: {
-      label: string;
-      variant: string;
-      branch: string;
-      points: number;
-      y?: (number | null)[];
-    }[];
-    marks: Record<'SLOWER' | 'FASTER' | 'WRONG', number[]>;
-    band: { variant: string; pct: number; points: number } | null;
-  }[];
+  charts: (DrawnChart & { axis: string })[];
 }
 interface Opened {
   body: Record<string, string>;

@@ -16,6 +16,7 @@ import { measure } from '../src/measure/index.js';
 import { judge } from '../src/pipeline/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { validateResults } from '../src/results/index.js';
+import { GEMM_KERNEL_YML } from './support/gemm-workspace.js';
 
 const ENV = resolve('test/fixtures/env');
 const H200_SMI = readFileSync(join(ENV, 'h200-2026-11-21/nvidia-smi-q-x.xml'), 'utf8');
@@ -34,21 +35,12 @@ time.sleep(ms * factor / 1000)
 print(f"time: {(time.perf_counter() - t0) * 1000:.3f} ms")
 `;
 
-const KERNEL_YML = [
-  'name: gemm',
-  'module: kernels.gemm.bench',
-  'cases: [{dtype: bf16, M: 64}]',
-  'tolerance: {bf16: {rel_l2: 0.01}}',
-  'variants: [{name: cublas, role: reference}]',
-  '',
-].join('\n');
-
 /** A repository: the gemm kernel (unless `kernels` is false), bench/timer.py, kernelgate.yml. */
 function workspace(benchmarks: string, opts: { kernels?: boolean; slow?: number } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'kg-measure-bench-'));
   if (opts.kernels !== false) {
     mkdirSync(join(dir, 'kernels', 'gemm'), { recursive: true });
-    writeFileSync(join(dir, 'kernels', 'gemm', 'kernel.yml'), KERNEL_YML);
+    writeFileSync(join(dir, 'kernels', 'gemm', 'kernel.yml'), GEMM_KERNEL_YML);
   }
   mkdirSync(join(dir, 'bench'));
   writeFileSync(join(dir, 'bench', 'timer.py'), TIMER);

@@ -2,8 +2,7 @@
 // line; the action checks the file against it before judging. A process the kernels started
 // (same user as the harness) that rewrites the file after that write is caught, and the gate fails.
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
@@ -11,26 +10,12 @@ import { compare, gate } from '../src/judge/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import { measure, type LineExec, type ProgressLog } from '../src/measure/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
+import { gemmWorkspace } from './support/gemm-workspace.js';
 
 const CURRENT = 'test/fixtures/results/aa-current.json';
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
-function workspace(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kg-digest-'));
-  mkdirSync(join(dir, 'kernels', 'gemm'), { recursive: true });
-  writeFileSync(
-    join(dir, 'kernels', 'gemm', 'kernel.yml'),
-    [
-      'name: gemm',
-      'module: kernels.gemm.bench',
-      'cases: [{dtype: bf16, M: 64}]',
-      'tolerance: {bf16: {rel_l2: 0.01}}',
-      'variants: [{name: cublas, role: reference}]',
-      '',
-    ].join('\n'),
-  );
-  return dir;
-}
+const workspace = () => gemmWorkspace('kg-digest-');
 
 /**
  * A stand-in harness: writes the recorded results to --out, prints the digest line of what it

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
@@ -7,26 +6,12 @@ import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec, ProgressLog } from '../src/measure/index.js';
 import { measure, mergeEnvironment, pairedArgs } from '../src/measure/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
+import { gemmWorkspace } from './support/gemm-workspace.js';
 
 const H200_SMI = readFileSync('test/fixtures/env/h200-2026-11-21/nvidia-smi-q-x.xml', 'utf8');
 const CURRENT = 'test/fixtures/results/aa-current.json';
 
-function workspace(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kg-measure-'));
-  mkdirSync(join(dir, 'kernels', 'gemm'), { recursive: true });
-  writeFileSync(
-    join(dir, 'kernels', 'gemm', 'kernel.yml'),
-    [
-      'name: gemm',
-      'module: kernels.gemm.bench',
-      'cases: [{dtype: bf16, M: 64}]',
-      'tolerance: {bf16: {rel_l2: 0.01}}',
-      'variants: [{name: cublas, role: reference}]',
-      '',
-    ].join('\n'),
-  );
-  return dir;
-}
+const workspace = () => gemmWorkspace('kg-measure-');
 
 function quietLog() {
   const lines: string[] = [];
@@ -177,7 +162,10 @@ describe('pairedArgs', () => {
     // The default since two H100s read an A/A offset of +1.2 % (docs/judging.md).
     const detect = plain.slice(-4);
     expect(confirmed).toEqual([...plain.slice(0, -4), '--paired-confirm', ...detect]);
-    writeFileSync(join(dir, 'kernelgate.yml'), 'compare: { paired: { confirm: false, detect_pct: 0 } }\n');
+    writeFileSync(
+      join(dir, 'kernelgate.yml'),
+      'compare: { paired: { confirm: false, detect_pct: 0 } }\n',
+    );
     expect(pairedArgs(paired, loadConfig(dir))).toEqual(plain.slice(0, -4));
   });
 });

@@ -122,8 +122,7 @@ const RECORDINGS: Recording[] = [
 ];
 
 /** An empty repository: kernelgate's defaults, no kernelgate.yml. */
-const ANY_REPO = mkdtempSync(join(tmpdir(), 'kg-recorded-tools-'));
-const defaults = loadConfig(ANY_REPO);
+const defaults = loadConfig(mkdtempSync(join(tmpdir(), 'kg-recorded-tools-')));
 
 /** One empty repository per recording; the CLI runs in it. */
 function workspace(rec: Recording) {

@@ -9,6 +9,8 @@ import collections
 import threading
 import time
 
+from . import lanes
+
 # The record's fields copied from the worker's (no timing: verified only).
 KEPT = ("reason", "correctness", "error")
 
@@ -91,13 +93,6 @@ def verify_unit(harness, m, case, names, handle, say, where=""):
         say(f"{where}{line(t)}")
 
 
-class _Gpu:
-    """What harness.worker_handle needs of a lane: the GPU's name as CUDA_VISIBLE_DEVICES gives it."""
-
-    def __init__(self, name):
-        self.name = name
-
-
 def verify_each(harness, manifests, variant_filter, gpus, say):
     """Every kernel's tails after the lanes (whose workers are stopped), spread over the run's GPUs:
     one queue of tail cases in the harness's order, each GPU's thread taking the next and keeping
@@ -116,7 +111,8 @@ def verify_each(harness, manifests, variant_filter, gpus, say):
     say(f"tails: {len(queue)} tail cases (ci_cases: {kernels}) verified on {harness.device} over {len(gpus)} GPU(s) ({', '.join(gpus)}), untimed")
     order = {(m.name, case.id): i for i, (m, case, _) in enumerate(queue)}
     lock = threading.Lock()
-    threads = [threading.Thread(target=_gpu_tails, args=(harness, queue, lock, gpu, say), daemon=True) for gpu in gpus]
+    fake = harness.device != "cuda"
+    threads = [threading.Thread(target=_gpu_tails, args=(harness, queue, lock, lanes.Lane(i, gpu, fake), say), daemon=True) for i, gpu in enumerate(gpus)]
     for t in threads:
         t.start()
     for t in threads:
@@ -126,7 +122,7 @@ def verify_each(harness, manifests, variant_filter, gpus, say):
     harness.add_stage_seconds({"tails": time.time() - t0})
 
 
-def _gpu_tails(harness, queue, lock, gpu, say):
+def _gpu_tails(harness, queue, lock, lane, say):
     """One GPU's thread of verify_each: the next tail case from the queue until none is left."""
     handles = {}
     try:
@@ -137,15 +133,15 @@ def _gpu_tails(harness, queue, lock, gpu, say):
                 m, case, names = queue.popleft()
             try:
                 if m.name not in handles:
-                    handles[m.name] = harness.worker_handle(m, _Gpu(gpu))
-                verify_unit(harness, m, case, names, handles[m.name], say, where=f"gpu {gpu}: ")
+                    handles[m.name] = harness.worker_handle(m, lane)
+                verify_unit(harness, m, case, names, handles[m.name], say, where=f"gpu {lane.name}: ")
             except Exception as e:  # a tail this thread could not verify is an error, not lost
-                message = f"the tails' thread of gpu {gpu} failed: {type(e).__name__}: {e}"
+                message = f"the tails' thread of gpu {lane.name} failed: {type(e).__name__}: {e}"
                 for v in names:
                     t = record(m, case, v, {"status": "error", "error": {"kind": "other", "message": message}})
                     with harness.lock:
                         harness.doc["tails"].append(t)
-                    say(f"gpu {gpu}: {line(t)}")
+                    say(f"gpu {lane.name}: {line(t)}")
     finally:
         for h in handles.values():
             h.stop()

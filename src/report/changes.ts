@@ -1,5 +1,4 @@
 // Section `changes` (partials/changes.md.mustache): a row per changed variant.
-import { tailProblems } from '../judge/index.js';
 import { type Cell, formatRatioPct, table } from '../lib/index.js';
 import { CHANGED_COUNTS, countsText, rangeText, trusted } from './cells.js';
 import { keepUnits } from './compact.js';
@@ -8,7 +7,8 @@ import type { ReportInput } from './types.js';
 import type { ChangesView } from './view-types.js';
 
 /** One row per changed variant, then one for all the others. */
-export function changesView(input: ReportInput, changes: Changes): ChangesView {
+/** `failingTails`: the tail cases wrong or erred (tailCountsView's `failed`), 0 when none. */
+export function changesView(input: ReportInput, changes: Changes, failingTails = 0): ChangesView {
   const rows: Cell[][] = changes.changed.map((v) => [
     `${v.kernel}/${v.variant}`,
     trusted(`${v.changed.length} of ${v.cases}`),
@@ -31,7 +31,6 @@ export function changesView(input: ReportInput, changes: Changes): ChangesView {
       trusted(countsText(u.counts)),
     ]);
   }
-  const failingTails = tailProblems(input.results, input.config).length;
   const unchanged = changes.judged && changes.changed.length === 0;
   return {
     none: !changes.judged,

@@ -46,6 +46,7 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
   const run = results.run;
   const headline = headlineView(input, digest.base);
   const changedCases = changedCasesView(input, digest.changes, opts, digest.measured);
+  const tailCounts = tailCountsView(input);
   return {
     marker: input.marker ?? '',
     title: config.report.title,
@@ -69,9 +70,9 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     policy: policyLine(input),
     acceptedSince: acceptedSinceView(input),
     counts: g.counts,
-    tailCounts: tailCountsView(input),
+    tailCounts,
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
-    changes: changesView(input, digest.changes),
+    changes: changesView(input, digest.changes, tailCounts?.failed),
     why: whyView(input, opts),
     changedCases: changedCases.map(({ kernel, table, tails, more }) => ({
       kernel,
