@@ -45306,7 +45306,7 @@ function changedLegend(input, sections) {
 }
 
 // src/report/changes.ts
-function changesView(input, changes) {
+function changesView(input, changes, failingTails = 0) {
   const rows = changes.changed.map((v) => [
     `${v.kernel}/${v.variant}`,
     trusted(`${v.changed.length} of ${v.cases}`),
@@ -45327,7 +45327,6 @@ function changesView(input, changes) {
       trusted(countsText(u.counts))
     ]);
   }
-  const failingTails = tailProblems2(input.results, input.config).length;
   const unchanged = changes.judged && changes.changed.length === 0;
   return {
     none: !changes.judged,
@@ -46317,6 +46316,7 @@ function buildView(input, opts, digest) {
   const run2 = results.run;
   const headline = headlineView(input, digest.base);
   const changedCases = changedCasesView(input, digest.changes, opts, digest.measured);
+  const tailCounts = tailCountsView(input);
   return {
     marker: input.marker ?? "",
     title: config.report.title,
@@ -46340,9 +46340,9 @@ function buildView(input, opts, digest) {
     policy: policyLine(input),
     acceptedSince: acceptedSinceView(input),
     counts: g.counts,
-    tailCounts: tailCountsView(input),
+    tailCounts,
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
-    changes: changesView(input, digest.changes),
+    changes: changesView(input, digest.changes, tailCounts?.failed),
     why: whyView(input, opts),
     changedCases: changedCases.map(({ kernel, table: table2, tails, more }) => ({
       kernel,
