@@ -114,7 +114,7 @@ describe('every tag of every template names a field of the view', () => {
         'templates/partials/history.md.mustache',
         '{{{.}}}.\n{{/history.machine}}',
         '{{{.}}}.{{{boundaries.lenght}}}\n{{/history.machine}}',
-        'templates/partials/history.md.mustache:18: {{{boundaries.lenght}}}: the view has no field boundaries.lenght here (inside history.machine[] ← history)',
+        'templates/partials/history.md.mustache:23: {{{boundaries.lenght}}}: the view has no field boundaries.lenght here (inside history.machine[] ← history)',
       ],
       [
         'templates/pr-comment.md.mustache',

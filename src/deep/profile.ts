@@ -130,6 +130,7 @@ async function readReport(
     return {
       status: 'ok',
       device_kernel: summary.deviceKernel,
+      launches: summary.launches,
       metrics: summary.metrics,
       ...(summary.stalls.length ? { stalls: summary.stalls } : {}),
       report: `${report}.ncu-rep`,

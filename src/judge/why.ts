@@ -54,6 +54,16 @@ export interface ProfileEvidence {
   comparison: NcuComparison;
   /** the percentage that moved most (relative, at least PROFILE_MIN_CHANGE), both sides profiled */
   largest?: { label: string; from: number; to: number };
+  /** the kernel launches profiled in one call, where base and head differ (both sides recorded) */
+  launches?: { from: number; to: number };
+}
+
+/** The nightly's bisection of this variant (its nightly.bisect diagnostic). */
+export interface BisectEvidence {
+  /** the first bad commit, where the bisection found one */
+  sha?: string;
+  /** what the bisection found, without the variant's name */
+  text: string;
 }
 
 export interface WhyMoved {
@@ -72,6 +82,7 @@ export interface WhyMoved {
   baseBuildFrom: 'base revision' | 'stored run' | 'none';
   tuning: TuningEvidence;
   profile?: ProfileEvidence;
+  bisect?: BisectEvidence;
   /** the likeliest cause, one line of plain text (escaped where rendered) */
   cause: string;
 }
@@ -138,7 +149,33 @@ function profileEvidence(results: KernelgateResults, kernel: string, variant: st
       }
     }
   }
-  return { caseId: found.case, comparison: found, ...(largest ? { largest } : {}) };
+  const [la, lb] = [found.base.launches, found.head.launches];
+  const launches =
+    found.base.status === 'ok' && found.head.status === 'ok' && la && lb && la !== lb
+      ? { launches: { from: la, to: lb } }
+      : {};
+  return {
+    caseId: found.case,
+    comparison: found,
+    ...(largest ? { largest } : {}),
+    ...launches,
+  };
+}
+
+/** The nightly's bisection of the variant, from its nightly.bisect diagnostic. */
+function bisectEvidence(
+  results: KernelgateResults,
+  kernel: string,
+  variant: string,
+): BisectEvidence | undefined {
+  const d = results.diagnostics.find(
+    (x) => x.code === 'nightly.bisect' && x.kernel === kernel && x.variant === variant,
+  );
+  if (!d) return undefined;
+  const name = `${kernel}/${variant} `;
+  const text = d.message.startsWith(name) ? d.message.slice(name.length) : d.message;
+  const sha = /^became slower at ([0-9a-f]{7,64})\b/.exec(text)?.[1];
+  return { ...(sha ? { sha } : {}), text };
 }
 
 /** The build's strongest evidence: a resource's maximum that moved, then the SASS. */
@@ -196,9 +233,32 @@ function unbuiltSameText(t: TuningEvidence): string {
   return `tuning identical, nothing built ahead of the run to compare: ${tail}`;
 }
 
+/**
+ * More launches in one call is the plainest cause there is (a kernel run twice, a copy or a
+ * second pass added): it leads the line, with what the profile says of each launch. The
+ * percentages are duration-weighted means over the launches, so "per launch unchanged" means
+ * none of them moved by PROFILE_MIN_CHANGE.
+ */
+function launchesCause(p: ProfileEvidence | undefined): string | undefined {
+  const l = p?.launches;
+  if (!p || !l) return undefined;
+  const [a, b] = [p.comparison.base.metrics ?? {}, p.comparison.head.metrics ?? {}];
+  const time =
+    a.duration_ms && b.duration_ms
+      ? `, GPU time per call ${a.duration_ms.toFixed(3)} → ${b.duration_ms.toFixed(3)} ms`
+      : '';
+  const m = p.largest;
+  const same = m
+    ? `, ${m.label} ${m.from.toFixed(1)} → ${m.to.toFixed(1)} % of peak`
+    : ', the profile of each launch unchanged';
+  return `Nsight Compute: kernel launches per call ${l.from} → ${l.to}${time}${same}`;
+}
+
 /** The one line: the build's and the tuning's differences, else what is known to be the same. */
 export function causeOf(w: Pick<WhyMoved, 'build' | 'tuning' | 'profile'>): string {
-  const found = [buildCause(w.build), tuningCause(w.tuning)].filter((s): s is string => !!s);
+  const found = [launchesCause(w.profile), buildCause(w.build), tuningCause(w.tuning)].filter(
+    (s): s is string => !!s,
+  );
   let text: string;
   if (found.length) text = found.join('; ');
   else if (w.build.state === 'one-sided') {
@@ -206,7 +266,7 @@ export function causeOf(w: Pick<WhyMoved, 'build' | 'tuning' | 'profile'>): stri
   } else if (w.build.state === 'none') text = unbuiltSameText(w.tuning);
   else text = NOTHING_DIFFERS;
   const p = w.profile?.largest;
-  if (p) {
+  if (p && !w.profile?.launches) {
     const rel = formatRatioPct(p.to / p.from).replace(/\.\d %$/, ' %');
     text += `; Nsight Compute: ${p.label} ${p.from.toFixed(1)} → ${p.to.toFixed(1)} % of peak (${rel})`;
   }
@@ -248,6 +308,7 @@ function oneVariant(
     return undefined;
   const profile = profileEvidence(results, kernel, variant);
   const why = { build, tuning, ...(profile ? { profile } : {}) };
+  const bisect = bisectEvidence(results, kernel, variant);
   return {
     kernel,
     variant,
@@ -257,6 +318,7 @@ function oneVariant(
     caseId: worst.caseId,
     baseBuildFrom: from,
     ...why,
+    ...(bisect ? { bisect } : {}),
     cause: causeOf(why),
   };
 }

@@ -81,6 +81,7 @@ export function historyView(input: ReportInput, opts: ViewOptions): HistoryView 
     rows.filter((t) => t.finding!.kind === kind).length;
   return {
     runs: trend.runs,
+    empty: trend.runs === 0,
     since: trend.since ? day(trend.since) : '',
     window: trend.window,
     spreads: STEP_SPREADS,

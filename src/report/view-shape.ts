@@ -91,6 +91,7 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
   },
   history: {
     runs: V,
+    empty: V,
     since: V,
     window: V,
     spreads: V,

@@ -150,6 +150,8 @@ export interface TrendsView {
 
 export interface HistoryView {
   runs: number;
+  /** no stored run of tonight's kind in the window (only ones left out): nothing to read yet */
+  empty: boolean;
   since: string;
   window: number;
   spreads: number;

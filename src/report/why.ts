@@ -6,6 +6,7 @@ import { movedText, type WhyMoved, whyItMoved } from '../judge/index.js';
 import { type Cell, fixed, table } from '../lib/index.js';
 import type { NcuRun } from '../results/index.js';
 import { esc, trusted } from './cells.js';
+import { shaText } from './summary.js';
 import type { ReportInput, ViewOptions } from './types.js';
 import type { WhyView } from './view-types.js';
 
@@ -16,9 +17,14 @@ const OTHER_OPCODES = 4;
 
 const ICON: Record<WhyMoved['verdict'], string> = { SLOWER: '🔴', FASTER: '🟢', FAIL: '❌' };
 
-/** "- 🔴 **attention/cuda\_fa2** SLOWER on 8 cases, up to +31.2 %: spills 0 → 96 bytes" */
-export function whyLine(w: WhyMoved): string {
-  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText(w))}: ${esc(w.cause)}`;
+/**
+ * "- 🔴 **attention/cuda\_fa2** SLOWER on 8 cases, up to +31.2 %: spills 0 → 96 bytes", and on a
+ * nightly that bisected the variant, the commit it found: "; bisected to [`1f9d3f121398`](…)".
+ */
+export function whyLine(w: WhyMoved, repoUrl?: string): string {
+  const sha = w.bisect?.sha ? shaText(w.bisect.sha, repoUrl) : '';
+  const bisected = sha ? `; bisected to ${sha}` : '';
+  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText(w))}: ${esc(w.cause)}${bisected}`;
 }
 
 const num = (v: number | undefined, digits = 0) => (v === undefined ? '' : fixed(v, digits));
@@ -114,7 +120,19 @@ function profileRows(w: WhyMoved): Cell[][] {
     trusted(num(to, digits)),
     trusted(change(from, to, digits)),
   ];
+  const launches = (n: NcuRun) => (n.launches === undefined ? '' : String(n.launches));
+  const [la, lb] = [launches(a), launches(b)];
   return [
+    ...(la || lb
+      ? [
+          [
+            trusted('ncu kernel launches per call'),
+            trusted(la),
+            trusted(lb),
+            trusted(la && lb ? change(a.launches, b.launches) : ''),
+          ],
+        ]
+      : []),
     metric('ncu duration ms', ma.duration_ms, mb.duration_ms, 3),
     metric('ncu SM throughput %', ma.sm_throughput_pct, mb.sm_throughput_pct),
     metric('ncu tensor pipe %', ma.tensor_pipe_pct, mb.tensor_pipe_pct),
@@ -140,11 +158,17 @@ const BASE_FROM: Record<WhyMoved['baseBuildFrom'], string> = {
   none: 'base: no build record',
 };
 
-function evidence(w: WhyMoved, full: boolean) {
+function evidence(w: WhyMoved, full: boolean, repoUrl: string | undefined) {
   const rows = [...buildRows(w), ...tuningRows(w), ...compiledRows(w), ...profileRows(w)];
   const where = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : '';
+  const b = w.bisect;
+  const found = b?.sha ? shaText(b.sha, repoUrl) : '';
+  const rest = b?.sha ? b.text.replace(`became slower at ${b.sha}: `, '') : b?.text;
+  const bisect = b
+    ? `\n\nBisected by tonight's run: ${found ? `slower from ${found}, ` : ''}${esc(rest ?? '')}`
+    : '';
   return {
-    title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where)})`,
+    title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where)})${bisect}`,
     table: rows.length ? table(['', 'base', 'head', 'change'], rows, ['l', 'l', 'l', 'r']) : '',
     functions: functionLines(w, full).join('\n'),
   };
@@ -155,7 +179,7 @@ export function whyView(input: ReportInput, opts: ViewOptions): WhyView | undefi
   const found = whyItMoved(input.comparison.cases, input.results, input.baseline);
   if (!found.length) return undefined;
   return {
-    lines: found.map(whyLine).join('\n'),
-    variants: found.map((w) => evidence(w, opts.full)),
+    lines: found.map((w) => whyLine(w, input.repoUrl)).join('\n'),
+    variants: found.map((w) => evidence(w, opts.full, input.repoUrl)),
   };
 }

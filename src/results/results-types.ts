@@ -804,6 +804,10 @@ export interface NcuRun {
    * the profiled launch's function name
    */
   device_kernel?: string;
+  /**
+   * the kernel launches Nsight Compute profiled within the one call (between the profiler's start and stop); absent in documents written before it was recorded
+   */
+  launches?: number;
   metrics?: {
     duration_ms?: number;
     sm_throughput_pct?: number;
