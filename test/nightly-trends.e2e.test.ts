@@ -161,14 +161,14 @@ describe('the nightly from five stored runs, a planted regression, and its alert
     // The trends: each graded headline across the five stored runs and tonight's.
     const rows1 = trendRows(issue.body);
     expect(rows1[0]).toBe(
-      '| headline (graded tonight) | runs | trend, oldest first (▁ −5 % … █ +5 % of the window median) | tonight | last night | window median | best | tonight vs median | reference ms vs median |',
+      '| headline (graded tonight) | trend, oldest first (▁ −5 % … █ +5 % of the window median) | tonight | last night · window median · best | tonight vs median | reference ms vs median |',
     );
     // attention's headline fell from 0.79× last night to 0.75× SDPA default (the planted +5 %),
     // −5.2 % against the window's median while SDPA default's own time moved +1.6 %: code drift,
     // not the machine. bsr_gemm's stays within its window.
     expect(rows1.slice(2)).toEqual([
-      '| attention (cuda\\_fa\\_wgmma) | 6 | `▅▅▆▄▄▁` (0.75–0.81×) | **0.75×** | 0.79× | 0.79× | 0.81× | −5.2 % | +1.6 % |',
-      '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | 6 | `▅▇▄█▄▄` (0.71–0.81×) | **0.71×** | 0.71× | 0.72× | 0.81× | −1.4 % | −0.0 % |',
+      '| attention (cuda\\_fa\\_wgmma) | `▅▅▆▄▄▁` (0.75–0.81×) | **0.75×** | 0.79× · 0.79× · 0.81× | −5.2 % | +1.6 % |',
+      '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | `▅▇▄█▄▄` (0.71–0.81×) | **0.71×** | 0.71× · 0.72× · 0.81× | −1.4 % | −0.0 % |',
     ]);
     // The alert: a new comment (POST, not an edit of the issue), which notifies.
     const alerts = server.commentsOn(issue.number).filter((c) => c.body.startsWith(ALERT_MARKER));
@@ -201,9 +201,11 @@ describe('the nightly from five stored runs, a planted regression, and its alert
     expect(night2.outputs['slower']).toBe('0');
     expect(server.issues.filter((i) => !i.isPullRequest)).toHaveLength(1);
     expect(issue.body.startsWith(`${NIGHTLY_MARKER}\n## kernelgate nightly: ✅ pass`)).toBe(true);
+    // Seven runs: the six stored, said above the table, and tonight's; a mark for each
+    expect(issue.body).toContain('Each headline over the 6 stored runs since ');
     expect(
       trendRows(issue.body).find((r) => r.startsWith('| attention (cuda\\_fa\\_wgmma) |')),
-    ).toMatch(/^\| attention \(cuda\\_fa\\_wgmma\) \| 7 \| /);
+    ).toMatch(/^\| attention \(cuda\\_fa\\_wgmma\) \| `[▁▂▃▄▅▆▇█]{7}` /);
     // No duplicate alert: still the one comment, and no second POST.
     expect(
       server.commentsOn(issue.number).filter((c) => c.body.startsWith(ALERT_MARKER)),

@@ -176,10 +176,10 @@ describe('the nightly report with a history', { timeout: 120_000 }, () => {
     );
     expect(comment).toContain(
       [
-        '| headline (graded tonight) | runs | trend, oldest first (▁ −5 % … █ +5 % of the window median) | tonight | last night | window median | best | tonight vs median | reference ms vs median |',
-        '| :- | -: | :- | -: | -: | -: | -: | -: | -: |',
-        '| attention (cuda\\_fa\\_wgmma) | 6 | `▅▅▆▄▄▄` (0.79–0.81×) | **0.79×** | 0.79× | 0.79× | 0.81× | −0.4 % | +1.6 % |',
-        '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | 6 | `▄▇▃▅█▃` (0.71–0.81×) | **0.71×** | 0.81× | 0.73× | 0.81× | −2.5 % | +0.8 % |',
+        '| headline (graded tonight) | trend, oldest first (▁ −5 % … █ +5 % of the window median) | tonight | last night · window median · best | tonight vs median | reference ms vs median |',
+        '| :- | :- | -: | -: | -: | -: |',
+        '| attention (cuda\\_fa\\_wgmma) | `▅▅▆▄▄▄` (0.79–0.81×) | **0.79×** | 0.79× · 0.79× · 0.81× | −0.4 % | +1.6 % |',
+        '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | `▄▇▃▅█▃` (0.71–0.81×) | **0.71×** | 0.81× · 0.73× · 0.81× | −2.5 % | +0.8 % |',
       ].join('\n'),
     );
     // The grade says when its reference moved (issue 32): cuBLAS ran 10 % faster tonight than in

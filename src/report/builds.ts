@@ -1,7 +1,8 @@
 // Section `builds` (partials/builds.md.mustache): each variant's build, and the stages' wall time.
-import { type Cell, codeBlock, escapeMarkdown, fixed, table } from '../lib/index.js';
+import { type Cell, codeBlock, escapeMarkdown, fixed } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
-import { trusted } from './cells.js';
+import { breakableCell, trusted } from './cells.js';
+import { compactTable } from './compact.js';
 import { identitySkipped } from './identity-cost.js';
 import type { ReportInput, ViewOptions } from './types.js';
 import type { BuildsView } from './view-types.js';
@@ -66,6 +67,18 @@ export function stagesLine(results: KernelgateResults, baseline?: KernelgateResu
 /** Opcodes worth a reader's attention in a SASS census: tensor cores, async copies, local memory. */
 const SASS_HIGHLIGHTS = ['HGMMA', 'HMMA', 'LDSM', 'LDGSTS', 'UTMALDG', 'LDL', 'STL'];
 
+const BUILD_COLUMNS = [
+  'kernel/variant',
+  'status',
+  'archs',
+  'max registers',
+  'max smem bytes',
+  'max stack / spill bytes',
+  'SASS highlights',
+  'unmet expectations',
+];
+const BUILD_ALIGN: ('l' | 'r')[] = ['l', 'l', 'l', 'r', 'r', 'r', 'l', 'l'];
+
 export function buildsView(input: ReportInput, opts: ViewOptions): BuildsView {
   const builds = input.results.builds ?? [];
   const statusText = {
@@ -83,15 +96,18 @@ export function buildsView(input: ReportInput, opts: ViewOptions): BuildsView {
     const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== undefined).map(
       (op) => `${op} ${census[op]}`,
     );
+    const stackSpill = [
+      maxOf((f) => f.stack_bytes),
+      maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0)),
+    ];
     const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
     return [
-      `${b.kernel}/${b.variant}`,
+      breakableCell(`${b.kernel}/${b.variant}`, true),
       trusted(`${statusText[b.status]}${b.cached ? ' (cached)' : ''}`),
       [...(b.archs?.sass ?? []), ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(', '),
       trusted(maxOf((f) => f.registers)),
       trusted(maxOf((f) => f.smem_bytes)),
-      trusted(maxOf((f) => f.stack_bytes)),
-      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
+      trusted(stackSpill.some(Boolean) ? stackSpill.join(' / ') : ''),
       highlights.join(', '),
       unmet.join('\n'),
     ];
@@ -104,23 +120,8 @@ export function buildsView(input: ReportInput, opts: ViewOptions): BuildsView {
   return {
     count: builds.length,
     problems: builds.filter((b) => b.status !== 'ok').length,
-    table: builds.length
-      ? table(
-          [
-            'kernel/variant',
-            'status',
-            'archs',
-            'max registers',
-            'max smem bytes',
-            'max stack bytes',
-            'max spill bytes',
-            'SASS highlights',
-            'unmet expectations',
-          ],
-          rows,
-          ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'],
-        )
-      : '',
+    // What no build has (no unmet expectation, say) is left out: the table fits the column.
+    table: builds.length ? compactTable(BUILD_COLUMNS, rows, BUILD_ALIGN, BUILD_COLUMNS) : '',
     logs,
   };
 }

@@ -8,6 +8,7 @@ import type {
 } from '../judge/index.js';
 import {
   type Cell,
+  escapeCell,
   escapeMarkdown,
   fixed,
   formatMs,
@@ -103,6 +104,17 @@ export function noteOf(c: CaseComparison, measured: Map<string, MeasurementError
 }
 
 export const esc = escapeMarkdown;
+
+/**
+ * Text escaped for a table cell that may break after each comma (and, with `slash`, each slash)
+ * inside a word: a case key such as "attention/triton_fa2/dtype=fp16,B=16,…,causal=false" has no
+ * space, and a cell of it widened its table past a 780 px column (issue 32). The break is a
+ * `<wbr>`, which GitHub keeps, written after the escaping.
+ */
+export function breakableCell(text: string, slash = false): Cell {
+  const at = slash ? /([,/])(?=[^\s,/])/g : /(,)(?=[^\s,])/g;
+  return trusted(escapeCell(text).replace(at, '$1<wbr>'));
+}
 
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 

@@ -1,6 +1,6 @@
 // Section `diagnostics` (partials/diagnostics.md.mustache): every diagnostic of the run.
 import { table } from '../lib/index.js';
-import { trusted } from './cells.js';
+import { breakableCell, trusted } from './cells.js';
 import type { ReportInput } from './types.js';
 import type { DiagnosticsView } from './view-types.js';
 
@@ -21,7 +21,7 @@ export function diagnosticsView(input: ReportInput): DiagnosticsView {
             [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ''}`]
               .filter(Boolean)
               .join(' '),
-            d.message,
+            breakableCell(d.message),
             d.fix ?? '',
           ]),
         )

@@ -9,7 +9,7 @@ import {
   type TrendBoundary,
 } from '../judge/index.js';
 import { type Cell, fixed, formatMs, table } from '../lib/index.js';
-import { esc, plural, trusted } from './cells.js';
+import { breakableCell, esc, plural, trusted } from './cells.js';
 import { keepUnits } from './compact.js';
 import type { ReportInput, ViewOptions } from './types.js';
 import type { HistoryView } from './view-types.js';
@@ -38,7 +38,7 @@ function boundaryLine(b: TrendBoundary): string {
 function findingRow(t: CaseTrend, control: boolean): Cell[] {
   const f = t.finding!;
   return [
-    t.key,
+    breakableCell(t.key, true),
     trusted(`${esc(day(f.startedAt))}${shortSha(f.commit)}`),
     trusted(keepUnits(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`)),
     trusted(keepUnits(`${f.direction === 'SLOWER' ? '🔴' : '🟢'} ${signed(f.changePct)}`)),

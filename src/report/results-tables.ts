@@ -11,7 +11,7 @@ import {
 } from '../judge/index.js';
 import { type Cell, fixed, formatMs, formatSci } from '../lib/index.js';
 import { correctnessCell, errorCell, esc, noteOf, perfCells, trusted } from './cells.js';
-import { compactTable } from './compact.js';
+import { compactTable, keepUnits, NBSP } from './compact.js';
 import { deviceCell, manyHosts, severalDevices } from './devices.js';
 import type { ReportInput } from './types.js';
 
@@ -45,21 +45,39 @@ export const strip = (cell: Cell, mark: string): Cell =>
 const warned = (bad: MeasurementError | undefined, quantity: MeasurementError['quantity']) =>
   bad?.quantity === quantity ? '⚠️ ' : '';
 
+/** TFLOPS with its share of the chip's peak, "472.4 (47.7 %)", and GB/s: one column fewer. */
 function rateCells(c: CaseComparison, input: ReportInput, bad: MeasurementError | undefined) {
   const current = c.current;
   const tflops = current ? caseTflops(current) : undefined;
   const gbps = current ? caseGbps(current) : undefined;
   const pct = current ? casePctPeak(current, input.results, input.config) : undefined;
+  const ofPeak = pct === undefined ? '' : ` (${fixed(pct, 1)} %)`;
   return [
     trusted(
-      tflops === undefined || tflops === 0 ? '' : `${warned(bad, 'tflops')}${fixed(tflops, 1)}`,
+      tflops === undefined || tflops === 0
+        ? ''
+        : `${warned(bad, 'tflops')}${fixed(tflops, 1)}${ofPeak}`,
     ),
     trusted(gbps === undefined ? '' : `${warned(bad, 'gbps')}${fixed(gbps, 0)}`),
-    trusted(pct === undefined || tflops === 0 ? '' : `${warned(bad, 'tflops')}${fixed(pct, 1)}`),
   ];
 }
 
-/** Every case's timing: case, variant, Δ, verdict, CI, median (IQR), rates; GPU when several. */
+/**
+ * A trusted cell kept on one line but where it may break: before "(" (the threshold beside an
+ * interval, a median's IQR, a rate's share of the peak) and after "…" (an interval's halves), so
+ * that a 1012 px job summary holds the timing table without scrolling (issue 32). A number keeps
+ * its unit.
+ */
+function breakable(cell: Cell): Cell {
+  if (typeof cell !== 'object') return cell;
+  const kept = keepUnits(cell.trusted).replace(/ /g, NBSP);
+  return trusted(kept.replace(new RegExp(`${NBSP}(?=\\()|(?<=…)${NBSP}`, 'g'), ' '));
+}
+
+/**
+ * Every case's timing: case, variant, Δ, verdict, CI, median (IQR), TFLOPS (% peak), GB/s; GPU
+ * when several.
+ */
 export function timingTable(
   cases: CaseComparison[],
   input: ReportInput,
@@ -78,18 +96,19 @@ export function timingTable(
       c.variant,
       strip(delta, mark),
       verdict,
-      ci,
+      breakable(ci),
       ...(gpu ? [deviceCell(c.current, hosts)] : []),
-      trusted(`${formatMs(c.medianMs)}${iqr}`),
-      ...rateCells(c, input, measured.get(c.key)),
+      breakable(trusted(`${formatMs(c.medianMs)}${iqr}`)),
+      ...rateCells(c, input, measured.get(c.key)).map(breakable),
     ];
   });
   const delta = `${input.comparison.paired ? 'Δ' : 'Δ vs baseline'}${mark.replace(' · ', ', ')}`;
   const header = ['case', 'variant', delta, 'verdict', 'CI of Δ'];
-  header.push(...(gpu ? ['GPU'] : []), 'median ms (IQR)', 'TFLOPS', 'GB/s', '% peak');
+  header.push(...(gpu ? ['GPU'] : []), 'median ms (IQR)', 'TFLOPS (% peak)', 'GB/s');
   const align: ('l' | 'r')[] = ['l', 'l', 'r', 'l', 'r', ...(gpu ? ['l' as const] : [])];
-  align.push('r', 'r', 'r', 'r');
-  return compactTable(header, rows, align, ['case', 'variant']);
+  align.push('r', 'r', 'r');
+  const wrap = ['case', 'variant', 'CI of Δ', 'median ms (IQR)', 'TFLOPS (% peak)'];
+  return compactTable(header, rows, align, wrap);
 }
 
 /** Each case's note (why it was skipped, a floor, a second pair), as list items. */

@@ -2,6 +2,7 @@
 import { evaluateTiers } from '../judge/index.js';
 import { type Cell, fixed, formatRatioPct, mermaidLabel, table } from '../lib/index.js';
 import { esc, gpuName, trusted } from './cells.js';
+import { keepUnits } from './compact.js';
 import { type HeadlineTrend, headlineTrends, SPARK_SPAN_PCT, sparkline } from './digest.js';
 import type { ReportInput, ViewOptions } from './types.js';
 import type { TrendsView } from './view-types.js';
@@ -86,7 +87,6 @@ export function trendsView(input: ReportInput, opts: ViewOptions): TrendsView | 
     const now = tr.points[tr.points.length - 1];
     return [
       trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ''}`),
-      trusted(String(tr.points.length)),
       trusted(
         `\`${sparkline(
           tr.points.map((p) => p.value),
@@ -94,9 +94,13 @@ export function trendsView(input: ReportInput, opts: ViewOptions): TrendsView | 
         )}\` ${trendRange(tr)}`,
       ),
       trusted(`**${trendValue(now?.value, tr.unit) || 'n/a'}**`),
-      trusted(trendValue(tr.lastNight, tr.unit)),
-      trusted(trendValue(tr.windowMedian, tr.unit)),
-      trusted(trendValue(tr.best, tr.unit)),
+      trusted(
+        keepUnits(
+          [tr.lastNight, tr.windowMedian, tr.best]
+            .map((v) => trendValue(v, tr.unit) || '–')
+            .join(' · '),
+        ),
+      ),
       trusted(tr.valueChange === undefined ? '' : formatRatioPct(1 + tr.valueChange)),
       trusted(tr.referenceChange === undefined ? '' : formatRatioPct(1 + tr.referenceChange)),
     ];
@@ -125,17 +129,14 @@ export function trendsView(input: ReportInput, opts: ViewOptions): TrendsView | 
     table: table(
       [
         'headline (graded tonight)',
-        'runs',
         `trend, oldest first (▁ −${SPARK_SPAN_PCT} % … █ +${SPARK_SPAN_PCT} % of the window median)`,
         'tonight',
-        'last night',
-        'window median',
-        'best',
+        'last night · window median · best',
         'tonight vs median',
         'reference ms vs median',
       ],
       rows,
-      ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'l', 'r', 'r', 'r', 'r'],
     ),
     charts,
   };
