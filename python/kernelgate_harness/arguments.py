@@ -109,6 +109,11 @@ def _paired_options(p: argparse.ArgumentParser) -> None:
         "(the action computes this): their cases are verified on the head as always but not timed, and each record says so "
         "(identical.reason); a reference variant stays timed as the A/A control while a candidate of its case is timed"
     ))
+    g.add_argument("--verify-identical", choices=("first_seed", "all"), default="first_seed", help=(
+        "how the --identical variants are verified (kernelgate.yml run.verify_identical): first_seed (default) on every case "
+        "with the first seed only, without the probes of what the timing would miss (drain, late work, cache); their tails "
+        "too; all: every seed and probe, as a changed variant. Their code is the base's, verified on every seed on its push"
+    ))
     g.add_argument("--paired-change-min-blocks", type=int, default=12, help=(
         "ABBA blocks before a variant may stop SLOWER or FASTER (default 12, twice --paired-min-pairs: a disturbance of a second or so "
         "does not decide alone)"

@@ -242,9 +242,9 @@ class Harness:
             self.add_case(m, case, v, records[v], device=device)
         return True
 
-    def run_case(self, handle, m, case, variants, timeout_s, timing=True):
+    def run_case(self, handle, m, case, variants, timeout_s, timing=True, first_seed_only=()):
         """Records by variant, the culprit searched when the worker fails (culprit.py)."""
-        return self.runner.run_case(handle, m, case, variants, timeout_s, timing)
+        return self.runner.run_case(handle, m, case, variants, timeout_s, timing, first_seed_only)
 
     def finish(self, manifests):
         self.doc["kernels"] = [kernel_info(m, self.doc["cases"]) for m in manifests]

@@ -16,14 +16,16 @@ class CaseRunner:
         self.first_warmup_s = first_warmup_s
         self.document = document
 
-    def run_case(self, handle: Any, m: Any, case: Any, variants: list[str], timeout_s: float, timing: bool = True) -> dict[str, dict[str, Any]]:
+    def run_case(self, handle: Any, m: Any, case: Any, variants: list[str], timeout_s: float, timing: bool = True,
+                 first_seed_only: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
         """Records by variant. The variants run together in one worker; when it dies, hangs or
         loses its CUDA context, the variant it was running is not taken for the culprit (GPU
         errors surface late, in whatever ran next): each variant not yet done then runs alone, in
         a fresh worker, the suspects first (suspect_order). The culprit is the first to fail alone the way the
         group failed (died, or hung): the others keep what they did alone, and once it is found
         the rest run together again. A variant that fails alone in another way (a timeout of its
-        own while the group had died) keeps that verdict, and the search goes on."""
+        own while the group had died) keeps that verdict, and the search goes on. `first_seed_only`:
+        the variants verified on the first seed only (identical tails, tails.first_seed_only)."""
         records: dict[str, dict[str, Any]] = {}
         pending = list(variants)
         alone: dict[str, Any] | None = None  # after a group failed: how, and the reason's suffix, while looking for the culprit
@@ -41,6 +43,8 @@ class CaseRunner:
                 job: dict[str, Any] = {"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.seeds))}
                 if not timing:
                     job["timing"] = False  # verified only (the tails, tails.py)
+                if any(v in first_seed_only for v in group):
+                    job["first_seed_only"] = [v for v in group if v in first_seed_only]
                 reply = handle.request(
                     job,
                     deadline_s,

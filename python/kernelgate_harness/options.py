@@ -37,6 +37,7 @@ class Options:
     paired_straddle_extra: float
     paired_change_min_blocks: int
     paired_base_seeds: list[int]
+    verify_identical: str
 
     @classmethod
     def from_args(cls, a: Namespace, device: str, fault: str | None, builds: list[dict[str, Any]]) -> "Options":
@@ -66,6 +67,7 @@ class Options:
             paired_straddle_extra=a.paired_straddle_extra,
             paired_change_min_blocks=a.paired_change_min_blocks,
             paired_base_seeds=list(range(min(a.paired_base_seeds, a.seeds))),
+            verify_identical=a.verify_identical,
         )
 
     def as_dict(self) -> dict[str, Any]:

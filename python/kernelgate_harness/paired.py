@@ -187,6 +187,12 @@ def confirm_record(rec):
     return {"status": "ok", **{k: p[k] for k in keys if k in p}}
 
 
+def identical_record(opt):
+    """cases[].identical of a variant --identical names: why it was not timed, and how it was
+    verified (--verify-identical: "first_seed", on the first seed only; "all", every seed)."""
+    return {"reason": IDENTICAL_REASON, "verified": opt.get("verify_identical", "all")}
+
+
 class PairedCase:
     """One case of one kernel, head against base. `opt` holds the harness's options. `light`:
     verification without the stress inputs and the stream checks (a confirmation's, confirm_movers).
@@ -233,8 +239,11 @@ class PairedCase:
             if self.light:
                 msg["light"] = True
             if arm == "head" and self.identical:
-                # verified as always, but no timing state is prepared for them (worker.paired)
+                # no timing state is prepared for them (worker.paired); with --verify-identical
+                # first_seed (the default) they are verified on the first seed only
                 msg["untimed"] = self.identical
+                if self.opt.get("verify_identical", "all") == "first_seed":
+                    msg["first_seed_only"] = self.identical
             handle.send(msg)
             reply = handle.wait(self.timeout_s * max(len(names), 1), stall_s=self.timeout_s)
             if reply.get("op") == "fatal":
@@ -370,7 +379,7 @@ def case_records(pc, fin, samples, stops, spent):
         rec = head_recs[v]
         if v in pc.identical:
             if rec.get("status") == "ok":
-                rec["identical"] = {"reason": IDENTICAL_REASON}
+                rec["identical"] = identical_record(pc.opt)
             continue
         brec = base_recs.get(v) if v in pc.base_variants else None
         if brec is None:

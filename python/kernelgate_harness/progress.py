@@ -36,7 +36,10 @@ def progress_line(c: dict[str, Any]) -> str:
     t = c.get("timing")
     if not t:
         same = c.get("identical")
-        return f"{head} {verdict} | not timed: {same['reason']}" if same else f"{head} {verdict}"
+        if not same:
+            return f"{head} {verdict}"
+        how = ", verified on the first seed only" if same.get("verified") == "first_seed" else ""
+        return f"{head} {verdict} | not timed: {same['reason']}{how}"
     tp = c.get("throughput") or {}
     rate = f" {tp['tflops']:.4g} TFLOPS" if tp.get("tflops") else (f" {tp['gbps']:.0f} GB/s" if tp.get("gbps") else "")
     line = f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"

@@ -10,6 +10,7 @@ import threading
 import time
 
 from . import lanes
+from .paired import IDENTICAL_REASON
 
 # The record's fields copied from the worker's (no timing: verified only).
 KEPT = ("reason", "correctness", "error")
@@ -82,12 +83,29 @@ def verify_kernel(harness, m, variant_filter, handle, say):
     harness.add_stage_seconds({"tails": time.time() - t0})
 
 
+def first_seed_only(harness, m, case, names):
+    """The variants of a tail case verified on the first seed only (--verify-identical first_seed,
+    the default): those --identical names, when the base revision's manifest has this tail case
+    too (its push verified them on it with every seed). A tail case the pull request added, and
+    every tail under --verify-identical all, is verified on every seed."""
+    if harness.args.verify_identical != "first_seed" or not harness.identical:
+        return []
+    bm = (harness.base_manifests or {}).get(m.name)
+    if bm is None or case.id not in {c.id for c in bm.ci_cases}:
+        return []
+    return [v for v in names if (m.name, v) in harness.identical]
+
+
 def verify_unit(harness, m, case, names, handle, say, where=""):
-    """One tail case's variants verified in `handle`; their records appended to doc['tails']."""
+    """One tail case's variants verified in `handle`; their records appended to doc['tails'], an
+    identical variant's verified on the first seed only with `identical` saying so."""
     timeout = harness.args.timeout_per_case or m.timeout_s
-    records = harness.run_case(handle, m, case, names, timeout, timing=False)
+    one = first_seed_only(harness, m, case, names)
+    records = harness.run_case(handle, m, case, names, timeout, timing=False, first_seed_only=tuple(one))
     for v in names:
         t = record(m, case, v, records[v])
+        if v in one and t["status"] in ("ok", "fail"):
+            t["identical"] = {"reason": IDENTICAL_REASON, "verified": "first_seed"}
         with harness.lock:
             harness.doc["tails"].append(t)
         say(f"{where}{line(t)}")

@@ -97,8 +97,14 @@ class Verifier:
     judging of the checks (correctness.Correctness))."""
 
     # The variants of the case being verified that will not be timed (a paired run's --identical
-    # ones, set by worker.Worker.paired): verified as always, without the timing's cache probe.
+    # ones, set by worker.Worker.paired): verified without the timing's cache probe.
     untimed: frozenset = frozenset()
+    # The variants identical in base and head verified on the first seed only (--verify-identical
+    # first_seed, set by worker.Worker): their other seeds are skipped, and so are the first seed's
+    # probes of what the timing would miss (the drain probe, the late-work check, the cache
+    # probe); the output, NaN, Inf, unwritten, repeat, third-run and tolerance checks and the
+    # stress inputs stay. Their code is the base's, verified on every seed on its own push.
+    first_seed_only: frozenset = frozenset()
 
     def verify(self, params, seeds, records, runners):
         """Runs every variant on fresh inputs for every seed; returns the oracle of the first seed
@@ -108,6 +114,9 @@ class Verifier:
         checks = {v: [] for v in runners}
         ref0 = None
         for seed in seeds:
+            now = runners if seed == seeds[0] else {v: r for v, r in runners.items() if v not in self.first_seed_only}
+            if not now:
+                continue
             inputs = self.module.make_inputs(dict(params), seed, self.device)
             ref = self.module.oracle(inputs, params)
             if ref0 is None:
@@ -117,7 +126,7 @@ class Verifier:
             # paired run skips them (stream_checks off, cli.base_options): its code had them on its
             # own push, and here it only has to compute the same thing as the head.
             first = seed == seeds[0] and self.opt.get("stream_checks", True)
-            self.check_variants(runners, records, inputs, remake, ref, params, idx, seed, checks, first=first)
+            self.check_variants(now, records, inputs, remake, ref, params, idx, seed, checks, first=first)
             del inputs
         # The base arm of a paired run skips the stress inputs, as it verifies fewer seeds: it is
         # the target branch's code, stress-checked on its own push (cli.base_options).
@@ -129,7 +138,7 @@ class Verifier:
         for v in runners:
             if records[v].get("status") == "error":
                 continue
-            self.judge(records[v], checks[v], tol, seeds, idx is not None, stress.get(v, []))
+            self.judge(records[v], checks[v], tol, seeds[:1] if v in self.first_seed_only else seeds, idx is not None, stress.get(v, []))
         return ref0, idx
 
     def verify_stress(self, params, idx, records, runners):
@@ -158,9 +167,11 @@ class Verifier:
             if records[v].get("status") == "error":
                 continue
             self.mark(v, f"verify {where}")
+            # An identical variant verified on the first seed only has none of the timing's probes.
+            probes = v not in self.first_seed_only
             try:
-                check = self.check_once_or_free(run, inputs, params, ref, idx, seed, first=first)
-                if check is not None and first and self.opt.get("timing") and v not in self.untimed and not check.get("refused"):
+                check = self.check_once_or_free(run, inputs, params, ref, idx, seed, first=first, probes=probes)
+                if check is not None and first and probes and self.opt.get("timing") and v not in self.untimed and not check.get("refused"):
                     # Once per case and variant that is timed: does it serve results from a cache
                     # (caching.py)? Such a cache is what the timed runs would measure. A variant
                     # left untimed (a paired run's --identical ones) skips it: 7 of its 15 calls.
@@ -185,28 +196,31 @@ class Verifier:
             raise KeyError(f"{self.manifest['path']}: tolerance: no entry for dtype {dtype!r}")
         return tol
 
-    def check_once_or_free(self, run, inputs, params, ref, idx, seed, first):
+    def check_once_or_free(self, run, inputs, params, ref, idx, seed, first, probes=True):
         """check_once, again once after returning the allocator's cached blocks to the GPU when it
         ran out of memory: the checks of a large case (B16 H96 S4096 attention: 24 GiB at once)
         ran out with 29 GiB held by PyTorch's cache unallocated, beside the other arm's worker of
         a paired run (H100, 2026-11-23). A kernel that runs out again is the error it reports."""
         try:
-            return self.check_once(run, inputs, params, ref, idx, seed, first)
+            return self.check_once(run, inputs, params, ref, idx, seed, first, probes)
         except Exception as e:
             if self.device != "cuda" or not is_out_of_memory(self.torch, e):
                 raise
         gc.collect()
         self.torch.cuda.empty_cache()
-        return self.check_once(run, inputs, params, ref, idx, seed, first)
+        return self.check_once(run, inputs, params, ref, idx, seed, first, probes)
 
-    def check_once(self, run, inputs, params, ref, idx, seed, first):
+    def check_once(self, run, inputs, params, ref, idx, seed, first, probes=True):
+        """One variant's checks on one input set. `first`: the first seed's extra checks (the third
+        run under load; with `probes`, the drain probe and the late-work check, which catch work
+        the timing would not see)."""
         torch = self.torch
         out = self.module.output_like(inputs, params)
         out.fill_(math.nan)
         drain_ms = event_ms = None
         threads = set(threading.enumerate())
         processes = descendants()
-        if self.device == "cuda" and first:
+        if self.device == "cuda" and first and probes:
             res, drain_ms, event_ms, host_ms = self.drain_probe(lambda: run(inputs, out))
             # One host-timed synchronize() is no evidence: the host thread can be descheduled
             # between the two waits (a correct kernel read 0.65 ms on an H100 push run, issue 9). A
@@ -258,7 +272,7 @@ class Verifier:
         numel = res1.numel()
         out_bits = out_fingerprint(res1)
         late = False
-        if self.device == "cuda" and (first or n_unwritten or n_nan or rel is None or rel > self.tolerance(params)["rel_l2"]):
+        if self.device == "cuda" and ((first and probes) or n_unwritten or n_nan or rel is None or rel > self.tolerance(params)["rel_l2"]):
             # Always on the first seed: short work left on another stream need not make this
             # check's own runs wrong (late_short passed on the H100 with its 50 us, 2026-11-23).
             del res1, res2, diff, both, fin1, fin2, nan1, unwritten

@@ -171,7 +171,12 @@ class Worker(Verifier, StreamChecks, Correctness, CacheProbe, GraphCapture, Time
     def run_case(self, job):
         """Records by variant, and the seconds each phase took (set-up includes tuning and compiling).
         A job with "timing": false is verified only (the tails, tails.py), whatever the options say."""
-        records, runners, ref0, idx, phase_s = self.verify_case(job)
+        # A tail of a variant identical in base and head (tails.py): the first seed only.
+        self.first_seed_only = frozenset(job.get("first_seed_only", ()))
+        try:
+            records, runners, ref0, idx, phase_s = self.verify_case(job)
+        finally:
+            self.first_seed_only = frozenset()
         if runners and job.get("timing", self.opt["timing"]):
             t0 = time.perf_counter()
             try:
@@ -194,13 +199,15 @@ class Worker(Verifier, StreamChecks, Correctness, CacheProbe, GraphCapture, Time
             if msg.get("light"):
                 # A confirmation's set-up in a fresh process: the case was verified in full already.
                 self.opt = {**saved, "stress": False, "stream_checks": False}
-            # Variants identical in base and head (--identical) are verified, never timed.
+            # Variants identical in base and head (--identical) are verified, never timed; with
+            # --verify-identical first_seed, on the first seed only (verify.Verifier).
             self.untimed = frozenset(msg.get("untimed", ()))
+            self.first_seed_only = frozenset(msg.get("first_seed_only", ()))
             try:
                 records, runners, ref0, idx, phase_s = self.verify_case(msg)
             finally:
                 self.opt = saved
-                self.untimed = frozenset()
+                self.untimed = self.first_seed_only = frozenset()
             self.pcase = {"records": records, "bench": None}
             runners = {v: r for v, r in runners.items() if v not in msg.get("untimed", ())}
             if runners:

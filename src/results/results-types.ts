@@ -417,10 +417,14 @@ export interface CaseResult {
   timing?: Timing;
   paired?: Paired;
   /**
-   * a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified as always, not timed; judged SAME by identity (docs/judging.md)
+   * a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified (as `verified` says), not timed; judged SAME by identity (docs/judging.md)
    */
   identical?: {
     reason: string;
+    /**
+     * how it was verified (--verify-identical, kernelgate.yml run.verify_identical): first_seed, on the first seed only, without the probes of what the timing would miss (drain, late work, cache), correctness.seeds saying which; all, on every seed as a changed variant. Absent in documents written before 2026-11-26's option: every seed
+     */
+    verified?: 'first_seed' | 'all';
   };
   tuning?: Tuning1;
   work?: {
@@ -729,6 +733,16 @@ export interface TailResult {
   status: 'ok' | 'fail' | 'error' | 'timeout' | 'skipped';
   reason?: string;
   correctness?: Correctness;
+  /**
+   * a tail of a variant --identical names, the base revision's manifest having this tail case too, under --verify-identical first_seed: verified on the first seed only (python/kernelgate_harness/tails.py); absent: every seed
+   */
+  identical?: {
+    reason: string;
+    /**
+     * verified on the first seed only (correctness.seeds)
+     */
+    verified: 'first_seed';
+  };
   error?: {
     kind: string;
     message: string;
