@@ -92,8 +92,9 @@ describe('SAME by identity', () => {
     expect(lines).toContain(`| ${headline} | triton\\_fa2 | | ⚪ SAME | | n/a | | | |`);
     expect(lines).toContain(`- triton\\_fa2 · ${headline}: identical build and sources`);
     expect(lines.find((l) => l.startsWith('| triton\\_fa2 | 5 |'))).toContain('| ✅ 5 |');
+    // written before run.verify_identical (no identical.verified): every seed
     expect(full).toContain(
-      ' 5 SAME by identity: identical build and sources in base and head, verified but not timed.',
+      ' 5 SAME by identity: identical build and sources in base and head, not timed, verified on every seed.',
     );
     expect(stagesLine(results)).toBe(
       'GPU-seconds of each stage (42 s in all): build 2 s · harness 40 s (timing 30 s). Identity skipped the timing of 5 variant-cases (identical build and sources in base and head: verified, not timed), the GPU-seconds it saved unknown: no stored run to price it.',
@@ -107,10 +108,62 @@ describe('SAME by identity', () => {
   });
 });
 
+describe('the Judged line says how the identical variants were verified (run.verify_identical)', () => {
+  const judgedLine = (results: KernelgateResults) => {
+    const { full } = renderReport({ kind: 'pr', results, baseline, config, ...judged(results) });
+    return full.split('\n').find((l) => l.startsWith('Judged: '))!;
+  };
+  const verifiedAs = (how: (i: number) => 'first_seed' | 'all') => {
+    const results = identicalRun();
+    results.cases
+      .filter((c) => c.identical !== undefined)
+      .forEach(
+        (c, i) => (c.identical = { reason: 'identical build and sources', verified: how(i) }),
+      );
+    return results;
+  };
+
+  it('first_seed: on the first seed only, and its tails', () => {
+    const results = verifiedAs(() => 'first_seed');
+    expect(judgedLine(results)).toContain(
+      " 5 SAME by identity: identical build and sources in base and head, not timed, verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push).",
+    );
+    const tail = { kernel: 'attention', variant: 'triton_fa2', params: {}, status: 'ok' as const };
+    results.tails = [
+      {
+        ...tail,
+        case: 'S=7',
+        identical: { reason: 'identical build and sources', verified: 'first_seed' },
+      },
+      {
+        ...tail,
+        case: 'S=100',
+        identical: { reason: 'identical build and sources', verified: 'first_seed' },
+      },
+      { ...tail, variant: 'sdpa_flash', case: 'S=7' },
+    ];
+    expect(judgedLine(results)).toContain(
+      'verified on every seed on its push); 2 tail cases of theirs on the first seed only too.',
+    );
+  });
+
+  it('all: on every seed', () => {
+    expect(judgedLine(verifiedAs(() => 'all'))).toContain(
+      ' 5 SAME by identity: identical build and sources in base and head, not timed, verified on every seed.',
+    );
+  });
+
+  it('both in one document (shards of two configurations): each counted', () => {
+    expect(judgedLine(verifiedAs((i) => (i < 2 ? 'first_seed' : 'all')))).toContain(
+      ' 5 SAME by identity: identical build and sources in base and head, not timed, verified on the first seed only (2) or on every seed (3).',
+    );
+  });
+});
+
 describe('which runs skip identical variants', () => {
   const options = (over: Partial<FullRunOptions>): FullRunOptions =>
     ({ config, mode: 'pr', saveBaseline: false, ...over }) as FullRunOptions;
-  const off: Config = { ...config, run: { skipIdentical: false } };
+  const off: Config = { ...config, run: { skipIdentical: false, verifyIdentical: 'first_seed' } };
 
   it('a pull request does, as run.skip_identical says (default true)', () => {
     expect(config.run.skipIdentical).toBe(true);
@@ -150,7 +203,32 @@ describe('run.skip_identical in kernelgate.yml', () => {
       'kernelgate.yml: run.skip_identical must be boolean (got "no")',
     );
     expect(load('run: { skip: true }\n')).toThrow(
-      'kernelgate.yml: run.skip is not a known field (known: skip_identical)',
+      'kernelgate.yml: run.skip is not a known field (known: skip_identical, verify_identical)',
+    );
+  });
+});
+
+describe('run.verify_identical in kernelgate.yml', () => {
+  const load = (yml: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-verify-identical-'));
+    writeFileSync(join(dir, 'kernelgate.yml'), yml);
+    return () => loadConfig(dir);
+  };
+
+  it('reads first_seed (the default) and all', () => {
+    expect(load('report: { title: x }\n')().run.verifyIdentical).toBe('first_seed');
+    expect(load('run: { verify_identical: all }\n')().run.verifyIdentical).toBe('all');
+    expect(load('run: { verify_identical: first_seed }\n')().run.verifyIdentical).toBe(
+      'first_seed',
+    );
+  });
+
+  it('names the file, the field and the value of a bad one', () => {
+    expect(load('run: { verify_identical: every }\n')).toThrow(
+      'kernelgate.yml: run.verify_identical must be one of "first_seed", "all" (got "every")',
+    );
+    expect(load('run: { verify_identical: true }\n')).toThrow(
+      'kernelgate.yml: run.verify_identical must be one of "first_seed", "all" (got true)',
     );
   });
 });

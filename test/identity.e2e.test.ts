@@ -62,11 +62,16 @@ describeWithVenv('identity before timing through kernelgate run', () => {
       for (const c of docs.results.cases) {
         expect(c.status).toBe('ok');
         expect(c.correctness?.status).toBe('PASS');
-        expect(c.identical).toEqual({ reason: 'identical build and sources' });
+        // run.verify_identical's default: the first seed only
+        expect(c.identical).toEqual({
+          reason: 'identical build and sources',
+          verified: 'first_seed',
+        });
+        expect(c.correctness?.seeds).toEqual([0]);
         expect(c.timing).toBeUndefined();
       }
       expect(docs.report).toContain(
-        ' 4 SAME by identity: identical build and sources in base and head, verified but not timed.',
+        " 4 SAME by identity: identical build and sources in base and head, not timed, verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push).",
       );
       expect(docs.report).toContain('Identity skipped the timing of 4 variant-cases');
       // the row is SAME with no interval; the reason a note under the table (no-break spaces in

@@ -5,7 +5,7 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/index.js';
+import { loadConfig, type Config } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import {
   baseHarnessRoot,
@@ -334,7 +334,10 @@ describe('the import closure of a kernel module', () => {
 });
 
 describe('measure: identity only where the run asks for it', () => {
-  async function harnessArgs(skipIdentical: boolean | undefined) {
+  async function harnessArgs(
+    skipIdentical: boolean | undefined,
+    verifyIdentical?: 'first_seed' | 'all',
+  ) {
     const at = await checkouts({ 'kernels/scale/bench.py': 'import kernels.common.other as o\n' });
     let args: string[] = [];
     const fake: LineExec = async (_cmd, a) => {
@@ -351,7 +354,7 @@ describe('measure: identity only where the run asks for it', () => {
     };
     await measure(
       {
-        config: loadConfig(at.ws),
+        config: withVerify(loadConfig(at.ws), verifyIdentical),
         workspace: at.ws,
         harnessRoot: at.ws,
         outDir: join(at.ws, 'out'),
@@ -363,11 +366,17 @@ describe('measure: identity only where the run asks for it', () => {
     return { args, lines };
   }
 
+  const withVerify = (config: Config, verifyIdentical?: 'first_seed' | 'all'): Config =>
+    verifyIdentical ? { ...config, run: { ...config.run, verifyIdentical } } : config;
+
   it("a pull request's paired run hands the harness the identical variants", async () => {
     const { args, lines } = await harnessArgs(true);
-    expect(args.slice(args.indexOf('--identical'), args.indexOf('--identical') + 2)).toEqual([
+    expect(args.slice(args.indexOf('--identical'), args.indexOf('--identical') + 4)).toEqual([
       '--identical',
       'attention.fa2,attention.fa3,attention.sdpa,bsr.bsr_triton',
+      // run.verify_identical's default
+      '--verify-identical',
+      'first_seed',
     ]);
     expect(args).toContain('--base-root');
     expect(lines).toContain(
@@ -380,6 +389,7 @@ describe('measure: identity only where the run asks for it', () => {
     try {
       const { args, lines } = await harnessArgs(true);
       expect(args).not.toContain('--identical');
+      expect(args).not.toContain('--verify-identical');
       expect(lines).toContain(
         'kernelgate: identity: a fault is planted in the head (KERNELGATE_FAULT or --fault): every variant is timed',
       );
@@ -393,6 +403,14 @@ describe('measure: identity only where the run asks for it', () => {
       const { args } = await harnessArgs(skip);
       expect(args).toContain('--base-root');
       expect(args).not.toContain('--identical');
+      expect(args).not.toContain('--verify-identical');
     }
+  });
+
+  it('run.verify_identical: all reaches the harness as --verify-identical all', async () => {
+    const { args } = await harnessArgs(true, 'all');
+    expect(
+      args.slice(args.indexOf('--verify-identical'), args.indexOf('--verify-identical') + 2),
+    ).toEqual(['--verify-identical', 'all']);
   });
 });

@@ -47,6 +47,8 @@ export interface ManifestVariant {
 }
 
 export type TierMetric = 'speedup' | 'pct_peak' | 'gemm_ceiling_ratio';
+/** run.verify_identical: how a pull request's identical variants are verified (the harness's --verify-identical) */
+export type VerifyIdentical = 'first_seed' | 'all';
 
 export interface TierLadderConfig {
   metric: TierMetric;
@@ -119,8 +121,11 @@ export interface Config {
   };
   peaks: Record<string, PeakSpec>;
   report: { title: string; maxRows: number };
-  /** a pull request's paired run: variants identical in base and head are verified, not timed */
-  run: { skipIdentical: boolean };
+  /**
+   * a pull request's paired run: variants identical in base and head are verified, not timed;
+   * verified on the first seed only (`first_seed`) or on every seed (`all`): run.verify_identical
+   */
+  run: { skipIdentical: boolean; verifyIdentical: VerifyIdentical };
   kernels: LoadedKernel[];
   /** other tools' benchmarks judged beside the kernels (docs/adapters.md) */
   benchmarks: BenchmarkConfig[];
@@ -195,7 +200,7 @@ interface RawConfig {
   };
   peaks?: Record<string, { tflops?: Record<string, number>; gbps?: number }>;
   report?: { title?: string; max_rows?: number };
-  run?: { skip_identical?: boolean };
+  run?: { skip_identical?: boolean; verify_identical?: VerifyIdentical };
   benchmarks?: RawBenchmark[];
 }
 
@@ -352,7 +357,10 @@ function configFromRaw(
       title: raw.report?.title ?? 'kernelgate',
       maxRows: raw.report?.max_rows ?? 100,
     },
-    run: { skipIdentical: raw.run?.skip_identical ?? true },
+    run: {
+      skipIdentical: raw.run?.skip_identical ?? true,
+      verifyIdentical: raw.run?.verify_identical ?? 'first_seed',
+    },
     kernels,
     benchmarks,
   };

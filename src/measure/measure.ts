@@ -351,10 +351,13 @@ async function harnessMoreArgs(
     paired && options.skipIdentical && options.base !== undefined
       ? pullRequestIdentity(options, builds, paired, environment, outDir, log)
       : [];
+  // run.verify_identical: how the harness verifies the variants --identical names
+  const verify = identical.length ? ['--verify-identical', options.config.run.verifyIdentical] : [];
   const args = [
     ...selectArgs,
     ...(paired ? pairedArgs(paired, options.config) : []),
     ...identical,
+    ...verify,
     ...(options.harnessArgs ?? []),
   ];
   const lanes = [...options.config.harness.args, ...args];

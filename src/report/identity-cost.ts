@@ -1,7 +1,30 @@
-// What identity skipping saved: the seconds the skipped variant-cases' timing took in the stored run.
+// What identity skipping saved: the seconds the skipped variant-cases' timing took in the stored run;
+// and how the identical variants were verified (run.verify_identical, the harness's identical.verified).
 import { escapeMarkdown, fixed } from '../lib/index.js';
 import { isIdentical } from '../judge/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
+import { plural } from './cells.js';
+
+/**
+ * "not timed, verified on the first seed only (…)" for the summary's SAME-by-identity line: what
+ * the harness did with the variant-cases it found identical, from each record's
+ * identical.verified (absent in documents written before run.verify_identical: every seed), and
+ * the tails it verified on the first seed only. Undefined without such a case.
+ */
+export function identicalVerified(results: KernelgateResults): string | undefined {
+  const cases = results.cases.filter(isIdentical);
+  if (!cases.length) return undefined;
+  const first = cases.filter((c) => c.identical?.verified === 'first_seed').length;
+  const every = cases.length - first;
+  const how =
+    every === 0
+      ? "verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push)"
+      : first === 0
+        ? 'verified on every seed'
+        : `verified on the first seed only (${first}) or on every seed (${every})`;
+  const tails = (results.tails ?? []).filter((t) => t.identical?.verified === 'first_seed').length;
+  return `not timed, ${how}${tails ? `; ${plural(tails, 'tail case')} of theirs on the first seed only too` : ''}`;
+}
 
 /**
  * The seconds a record's timing took, as its document measured them: a paired record's

@@ -4,6 +4,7 @@ import { fixed } from '../lib/index.js';
 import { shardTitleParts } from '../shard/index.js';
 import { esc, KIND_WORDS, plural } from './cells.js';
 import { deepTitleParts } from './deep.js';
+import { identicalVerified } from './identity-cost.js';
 import {
   blockingKinds,
   CHANGE_KINDS,
@@ -28,6 +29,7 @@ export function judgedView(input: ReportInput): JudgedView | undefined {
     mdcPct: paired.medianMdcPct === undefined ? undefined : fixed(paired.medianMdcPct, 2),
     stored: paired.baselineCases,
     identical: paired.identical,
+    identicalHowMd: identicalVerified(input.results),
     storedCompared: state === 'compared',
     storedOtherGpu: state === 'other-gpu',
     storedNone: state === 'none',

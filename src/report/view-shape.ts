@@ -45,6 +45,7 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
     mdcPct: V,
     stored: V,
     identical: V,
+    identicalHowMd: V,
     storedCompared: V,
     storedOtherGpu: V,
     storedNone: V,

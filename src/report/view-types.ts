@@ -75,6 +75,8 @@ export interface JudgedView {
   mdcPct: string | undefined;
   stored: number;
   identical: number | undefined;
+  /** how the identical variants were verified: "not timed, verified on the first seed only (…)" */
+  identicalHowMd: string | undefined;
   storedCompared: boolean;
   storedOtherGpu: boolean;
   storedNone: boolean;
