@@ -66,6 +66,14 @@ describe('--balance for the harness on several GPUs', () => {
     ]);
   });
 
+  it('two GPUs and no lookup at all: says so, not that the store has none', async () => {
+    const { lines, log, outDir } = setUp(false);
+    expect(await lanesBalance(undefined, environment(2), [], outDir, log, {})).toEqual([]);
+    expect(lines).toEqual([
+      'kernelgate: 2 GPUs: this run looks up no stored run, so the harness balances its lanes by its estimate',
+    ]);
+  });
+
   it('one GPU: no --balance and no line, stored run or not', async () => {
     const { lines, log, lookup, outDir } = setUp(true);
     expect(await lanesBalance(lookup, environment(1), [], outDir, log, {})).toEqual([]);

@@ -75,7 +75,13 @@ export async function lanesBalance(
 ): Promise<string[]> {
   const gpus = lanesOf(environment, args, env);
   const source = gpus > 1 && lookup ? await lookup(environment) : undefined;
-  const { args: balance, line } = balanceArgs(gpus, source, outDir);
+  const { args: balance, line } =
+    gpus > 1 && !lookup
+      ? {
+          args: [],
+          line: `kernelgate: ${gpus} GPUs: this run looks up no stored run, so the harness balances its lanes by its estimate`,
+        }
+      : balanceArgs(gpus, source, outDir);
   if (line !== undefined) log.info(line);
   return balance;
 }

@@ -17,6 +17,7 @@ import {
   treeAt,
 } from './bisect.js';
 import { bisectMemoryPath, knownSteps, rememberStep, searchKey } from './bisect-memory.js';
+import { storedBalance } from './balance.js';
 import type { FullRunOptions } from './run.js';
 
 /** Seconds the nightly may spend bisecting, all variants together (FullRunOptions.bisect). */
@@ -93,6 +94,8 @@ async function measureStep(night: Night, slowed: SlowedVariant, sha: string): Pr
       buildCacheDir: options.buildCacheDir ?? join(ws, '.kernelgate', 'build'),
       base: base.base,
       harnessArgs: ['--variants', slowed.variant],
+      // On several GPUs the step's lanes are balanced by the stored run tonight's was.
+      balance: storedBalance(options, deps.log),
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
       ...(options.harnessEnv !== undefined ? { harnessEnv: options.harnessEnv } : {}),
     },
