@@ -49,7 +49,8 @@ describe(`the dashboard of the recorded H100 nights${suffix}`, () => {
       const chrome = Browser.launch();
       try {
         const page = await chrome.page(1280, 1000);
-        await page.goto(`file://${file}`);
+        // the log scale of the times, the view's option (#view=log)
+        await page.goto(`file://${file}#view=log`);
         const drawn = await page.evaluate<{ charts: Chart[] }>(
           `new Promise((done) => { const wait = () => {
             const d = document.getElementById('kg-drawn').textContent;
@@ -88,6 +89,34 @@ describe(`the dashboard of the recorded H100 nights${suffix}`, () => {
         const wgmma = speedup.series.find((s) => s.variant === tonight.variant)!;
         expect(wgmma.y!.at(-1)).toBeCloseTo(tonight.value!, 2);
         expect(drawn.charts.some((c) => /ratio|time ÷ its time/.test(c.title))).toBe(false);
+        // A 5 % step is visible (issue 32: "nearly invisible on the log-time chart"). The time
+        // charts open relative to the first run in range; on the log scale of the headline case's
+        // times (22-92 ms, its variants) a 5 % step is ln 1.05 / ln(max / min) of the plot's
+        // height, whatever its level: 3 % of it, 6 px. Relative, over the nights before run 39's
+        // twofold one (runs 32-37, a link with to=run 37's time), a 5 % step is a quarter of
+        // the plot's height or more, and run 33's planted 2 % step (triton_fa2, the first night to
+        // the second) at least 10 px.
+        const y = time.y!;
+        const logStep = Math.log(1.05) / Math.log(y.max / y.min);
+        expect(logStep).toBeLessThan(0.05);
+        const before39 = load('nightly-h100-run37').run.started_at.slice(0, 19);
+        const rel = (
+          await page.evaluate<{ charts: Chart[] }>(
+            `new Promise((done) => { location.hash = '#to=${before39}';
+            const wait = () => { const d = JSON.parse(document.getElementById('kg-drawn').textContent);
+              if (d.hash === location.hash) done(d); else setTimeout(wait, 20); }; wait(); })`,
+          )
+        ).charts.find(
+          (c) => c.sku === 'H100-SXM' && c.kernel === 'attention' && c.chart === 'rel',
+        )!;
+        writeFileSync(join(SHOTS, 'dashboard-h100-steps.png'), await page.screenshot());
+        expect(rel.runs).toEqual([0, 1, 2, 3, 4, 5]);
+        const ry = rel.y!;
+        const px = (pct: number) => (pct / (ry.max - ry.min)) * ry.px;
+        expect(px(5) / ry.px).toBeGreaterThanOrEqual(Math.max(0.25, 5 * logStep));
+        const relFa2 = rel.series.find((s) => s.variant === 'triton_fa2')!.y!;
+        expect(relFa2[1]! - relFa2[0]!).toBeGreaterThan(1.5);
+        expect(px(relFa2[1]! - relFa2[0]!)).toBeGreaterThanOrEqual(10);
       } finally {
         chrome.close();
       }

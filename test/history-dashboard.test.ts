@@ -183,7 +183,8 @@ describe('trend dashboard', () => {
         }),
       ).toBe(0);
       expect(err.join('')).toMatch(/: 13 runs on H200, H100-SXM \(\d+ KiB\)\n$/);
-      const { body, drawn, dom } = await open(file);
+      // the time charts on the log scale of the times, the view's option (#view=log)
+      const { body, drawn, dom } = await open(file, '#view=log');
       // per SKU: gemm time and throughput (cuBLAS is its own reference), attention and bsr_gemm
       // time, throughput and speedup: 8 charts, 16 in all, each with its data painted
       expect(body['data-charts']).toBe('16');
@@ -228,7 +229,7 @@ describe('trend dashboard', () => {
       const q = new URLSearchParams();
       q.set('branch', 'main');
       q.set('to', '2026-11-21');
-      q.set('view', 'rel');
+      // the view, relative to the first run in range, is the default: a link does not name it
       q.set('case:H200/attention', 'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true');
       q.set('focus:H200/attention', 'cuda_fa2');
       q.set('case:H200/gemm', COPY);
@@ -283,7 +284,7 @@ describe('trend dashboard', () => {
           if (d && JSON.parse(d).hash === (location.hash || '#')) done(JSON.parse(d));
           else setTimeout(wait, 20); }; wait(); })`;
         const page = await chrome.page(1600, 1500);
-        await page.goto(`file://${file}`);
+        await page.goto(`file://${file}#view=log`);
         const before = await page.evaluate<Drawn>(drawnNow);
         // H200's attention time: its 9 runs (5 on main, 4 on pull/42)
         const at = before.charts.findIndex(
@@ -409,8 +410,7 @@ describe('trend dashboard', () => {
       expect(stored.every((r) => r.record.cases.every((row) => row[verdictAt] === null))).toBe(
         true,
       );
-      const q = new URLSearchParams();
-      q.set('view', 'rel');
+      const q = new URLSearchParams(); // the relative view: the default
       q.set('case:H200/attention', 'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true');
       const { drawn, dom } = await open(file, `#${q.toString()}`);
       expect(dom).toContain(

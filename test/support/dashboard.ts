@@ -19,4 +19,6 @@ export interface DrawnChart {
   }[];
   marks: Record<'SLOWER' | 'FASTER' | 'WRONG', number[]>;
   band: { variant: string; pct: number; points: number } | null;
+  /** the y axis as drawn: its range and the plot's height in CSS pixels (absent with no data) */
+  y?: { min: number; max: number; px: number };
 }
