@@ -37317,6 +37317,10 @@ var config_schema_default = {
         skip_identical: {
           type: "boolean",
           description: "a pull request's paired run verifies but does not time the variants identical in base and head (build outputs, module sources, manifest entry, harness, libraries): SAME by identity; push and nightly runs always time everything. Default true"
+        },
+        verify_identical: {
+          enum: ["first_seed", "all"],
+          description: "how a pull request's paired run verifies the variants identical in base and head: first_seed (default), on every case with the first seed only and without the probes of what the timing would miss (drain, late work, cache), their tails too; all, on every seed with every probe, as a changed variant (docs/judging.md, Identity before timing)"
         }
       }
     }
@@ -38029,6 +38033,16 @@ var results_schema_default = {
         },
         reason: { type: "string" },
         correctness: { $ref: "#/definitions/Correctness" },
+        identical: {
+          type: "object",
+          additionalProperties: false,
+          required: ["reason", "verified"],
+          properties: {
+            reason: { type: "string" },
+            verified: { enum: ["first_seed"], description: "verified on the first seed only (correctness.seeds)" }
+          },
+          description: "a tail of a variant --identical names, the base revision's manifest having this tail case too, under --verify-identical first_seed: verified on the first seed only (python/kernelgate_harness/tails.py); absent: every seed"
+        },
         error: {
           type: "object",
           additionalProperties: false,
@@ -38068,8 +38082,14 @@ var results_schema_default = {
           type: "object",
           additionalProperties: false,
           required: ["reason"],
-          properties: { reason: { type: "string" } },
-          description: "a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified as always, not timed; judged SAME by identity (docs/judging.md)"
+          properties: {
+            reason: { type: "string" },
+            verified: {
+              enum: ["first_seed", "all"],
+              description: "how it was verified (--verify-identical, kernelgate.yml run.verify_identical): first_seed, on the first seed only, without the probes of what the timing would miss (drain, late work, cache), correctness.seeds saying which; all, on every seed as a changed variant. Absent in documents written before 2026-11-26's option: every seed"
+            }
+          },
+          description: "a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified (as `verified` says), not timed; judged SAME by identity (docs/judging.md)"
         },
         tuning: { $ref: "#/definitions/Tuning" },
         work: {
@@ -38214,6 +38234,11 @@ var results_schema_default = {
           description: "skipped: not profiled (message says why: the time box ran out before it)"
         },
         device_kernel: { type: "string", description: "the profiled launch's function name" },
+        launches: {
+          type: "integer",
+          minimum: 1,
+          description: "the kernel launches Nsight Compute profiled within the one call (between the profiler's start and stop); absent in documents written before it was recorded"
+        },
         metrics: {
           type: "object",
           additionalProperties: false,
@@ -40076,7 +40101,10 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       title: raw.report?.title ?? "kernelgate",
       maxRows: raw.report?.max_rows ?? 100
     },
-    run: { skipIdentical: raw.run?.skip_identical ?? true },
+    run: {
+      skipIdentical: raw.run?.skip_identical ?? true,
+      verifyIdentical: raw.run?.verify_identical ?? "first_seed"
+    },
     kernels,
     benchmarks
   };
@@ -43151,7 +43179,24 @@ function profileEvidence(results, kernel, variant) {
       }
     }
   }
-  return { caseId: found.case, comparison: found, ...largest ? { largest } : {} };
+  const [la, lb] = [found.base.launches, found.head.launches];
+  const launches = found.base.status === "ok" && found.head.status === "ok" && la && lb && la !== lb ? { launches: { from: la, to: lb } } : {};
+  return {
+    caseId: found.case,
+    comparison: found,
+    ...largest ? { largest } : {},
+    ...launches
+  };
+}
+function bisectEvidence(results, kernel, variant) {
+  const d = results.diagnostics.find(
+    (x) => x.code === "nightly.bisect" && x.kernel === kernel && x.variant === variant
+  );
+  if (!d) return void 0;
+  const name = `${kernel}/${variant} `;
+  const text3 = d.message.startsWith(name) ? d.message.slice(name.length) : d.message;
+  const sha = /^became slower at ([0-9a-f]{7,64})\b/.exec(text3)?.[1];
+  return { ...sha ? { sha } : {}, text: text3 };
 }
 function buildCause(d) {
   if (d.state === "failed") return `the ${d.missing} revision's build failed`;
@@ -43192,8 +43237,19 @@ function unbuiltSameText(t) {
   if (k.kind === "same") return `tuning and compiled kernel identical (${k.text}): ${tail2}`;
   return `tuning identical, nothing built ahead of the run to compare: ${tail2}`;
 }
+function launchesCause(p) {
+  const l = p?.launches;
+  if (!p || !l) return void 0;
+  const [a, b] = [p.comparison.base.metrics ?? {}, p.comparison.head.metrics ?? {}];
+  const time = a.duration_ms && b.duration_ms ? `, GPU time per call ${a.duration_ms.toFixed(3)} → ${b.duration_ms.toFixed(3)} ms` : "";
+  const m = p.largest;
+  const same = m ? `, ${m.label} ${m.from.toFixed(1)} → ${m.to.toFixed(1)} % of peak` : ", the profile of each launch unchanged";
+  return `Nsight Compute: kernel launches per call ${l.from} → ${l.to}${time}${same}`;
+}
 function causeOf(w) {
-  const found = [buildCause(w.build), tuningCause(w.tuning)].filter((s) => !!s);
+  const found = [launchesCause(w.profile), buildCause(w.build), tuningCause(w.tuning)].filter(
+    (s) => !!s
+  );
   let text3;
   if (found.length) text3 = found.join("; ");
   else if (w.build.state === "one-sided") {
@@ -43201,7 +43257,7 @@ function causeOf(w) {
   } else if (w.build.state === "none") text3 = unbuiltSameText(w.tuning);
   else text3 = NOTHING_DIFFERS;
   const p = w.profile?.largest;
-  if (p) {
+  if (p && !w.profile?.launches) {
     const rel = formatRatioPct(p.to / p.from).replace(/\.\d %$/, " %");
     text3 += `; Nsight Compute: ${p.label} ${p.from.toFixed(1)} → ${p.to.toFixed(1)} % of peak (${rel})`;
   }
@@ -43231,6 +43287,7 @@ function oneVariant(cases2, results, baseline) {
     return void 0;
   const profile = profileEvidence(results, kernel, variant);
   const why2 = { build, tuning, ...profile ? { profile } : {} };
+  const bisect2 = bisectEvidence(results, kernel, variant);
   return {
     kernel,
     variant,
@@ -43240,6 +43297,7 @@ function oneVariant(cases2, results, baseline) {
     caseId: worst.caseId,
     baseBuildFrom: from,
     ...why2,
+    ...bisect2 ? { bisect: bisect2 } : {},
     cause: causeOf(why2)
   };
 }
@@ -43595,6 +43653,10 @@ function noteOf(c, measured) {
   return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
 }
 var esc = escapeMarkdown;
+function breakableCell(text3, slash = false) {
+  const at = slash ? /([,/])(?=[^\s,/])/g : /(,)(?=[^\s,])/g;
+  return trusted(escapeCell(text3).replace(at, "$1<wbr>"));
+}
 var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 var KIND_ICON = {
   wrong: "❌",
@@ -43654,7 +43716,38 @@ function gpuName(results) {
   return sku && sku !== "unknown" && sku !== "none" ? sku : name;
 }
 
+// src/report/compact.ts
+var NBSP = " ";
+function keepUnits(text3) {
+  return text3.replace(/(\d) (%|ms|µs|×|TFLOPS|GB\/s)(?![\p{L}\d])/gu, `$1${NBSP}$2`);
+}
+function empty(cell) {
+  if (cell === void 0) return true;
+  if (typeof cell === "object") return cell.trusted.trim() === "";
+  return String(cell).trim() === "";
+}
+function unbroken(cell) {
+  return typeof cell === "object" ? { trusted: cell.trusted.replace(/ /g, NBSP) } : cell;
+}
+function compactTable(header, rows, align, wrap = ["variant", "note"]) {
+  const kept = header.map((_, i) => i).filter((i) => rows.length === 0 || rows.some((row) => !empty(row[i])));
+  const pick = (xs) => kept.map((i) => xs[i]);
+  const body = rows.map(
+    (row) => kept.map((i) => wrap.includes(header[i] ?? "") ? row[i] : unbroken(row[i] ?? ""))
+  );
+  return table(pick(header), body, pick(align));
+}
+
 // src/report/identity-cost.ts
+function identicalVerified(results) {
+  const cases2 = results.cases.filter(isIdentical);
+  if (!cases2.length) return void 0;
+  const first = cases2.filter((c) => c.identical?.verified === "first_seed").length;
+  const every = cases2.length - first;
+  const how = every === 0 ? "verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push)" : first === 0 ? "verified on every seed" : `verified on the first seed only (${first}) or on every seed (${every})`;
+  const tails = (results.tails ?? []).filter((t) => t.identical?.verified === "first_seed").length;
+  return `not timed, ${how}${tails ? `; ${plural(tails, "tail case")} of theirs on the first seed only too` : ""}`;
+}
 function timingSeconds(r) {
   if (!r.timing) return void 0;
   const p = r.paired;
@@ -43738,6 +43831,17 @@ function stagesLine(results, baseline) {
   return `GPU-seconds of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.${identitySkipped(results, baseline)}`;
 }
 var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
+var BUILD_COLUMNS = [
+  "kernel/variant",
+  "status",
+  "archs",
+  "max registers",
+  "max smem bytes",
+  "max stack / spill bytes",
+  "SASS highlights",
+  "unmet expectations"
+];
+var BUILD_ALIGN = ["l", "l", "l", "r", "r", "r", "l", "l"];
 function buildsView(input, opts) {
   const builds = input.results.builds ?? [];
   const statusText = {
@@ -43755,15 +43859,18 @@ function buildsView(input, opts) {
     const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== void 0).map(
       (op) => `${op} ${census[op]}`
     );
+    const stackSpill = [
+      maxOf((f) => f.stack_bytes),
+      maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))
+    ];
     const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
     return [
-      `${b.kernel}/${b.variant}`,
+      breakableCell(`${b.kernel}/${b.variant}`, true),
       trusted(`${statusText[b.status]}${b.cached ? " (cached)" : ""}`),
       [...b.archs?.sass ?? [], ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(", "),
       trusted(maxOf((f) => f.registers)),
       trusted(maxOf((f) => f.smem_bytes)),
-      trusted(maxOf((f) => f.stack_bytes)),
-      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
+      trusted(stackSpill.some(Boolean) ? stackSpill.join(" / ") : ""),
       highlights.join(", "),
       unmet.join("\n")
     ];
@@ -43772,21 +43879,8 @@ function buildsView(input, opts) {
   return {
     count: builds.length,
     problems: builds.filter((b) => b.status !== "ok").length,
-    table: builds.length ? table(
-      [
-        "kernel/variant",
-        "status",
-        "archs",
-        "max registers",
-        "max smem bytes",
-        "max stack bytes",
-        "max spill bytes",
-        "SASS highlights",
-        "unmet expectations"
-      ],
-      rows,
-      ["l", "l", "l", "r", "r", "r", "r", "l", "l"]
-    ) : "",
+    // What no build has (no unmet expectation, say) is left out: the table fits the column.
+    table: builds.length ? compactTable(BUILD_COLUMNS, rows, BUILD_ALIGN, BUILD_COLUMNS) : "",
     logs
   };
 }
@@ -44794,6 +44888,7 @@ function judgedView(input) {
     mdcPct: paired2.medianMdcPct === void 0 ? void 0 : fixed(paired2.medianMdcPct, 2),
     stored: paired2.baselineCases,
     identical: paired2.identical,
+    identicalHowMd: identicalVerified(input.results),
     storedCompared: state === "compared",
     storedOtherGpu: state === "other-gpu",
     storedNone: state === "none",
@@ -44908,28 +45003,6 @@ var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
 var COMMENT_ROWS_PER_VARIANT = 10;
 var COMMENT_NOTE_CHARS = 140;
 
-// src/report/compact.ts
-var NBSP = " ";
-function keepUnits(text3) {
-  return text3.replace(/(\d) (%|ms|µs|×|TFLOPS|GB\/s)(?![\p{L}\d])/gu, `$1${NBSP}$2`);
-}
-function empty(cell) {
-  if (cell === void 0) return true;
-  if (typeof cell === "object") return cell.trusted.trim() === "";
-  return String(cell).trim() === "";
-}
-function unbroken(cell) {
-  return typeof cell === "object" ? { trusted: cell.trusted.replace(/ /g, NBSP) } : cell;
-}
-function compactTable(header, rows, align, wrap = ["variant", "note"]) {
-  const kept = header.map((_, i) => i).filter((i) => rows.length === 0 || rows.some((row) => !empty(row[i])));
-  const pick = (xs) => kept.map((i) => xs[i]);
-  const body = rows.map(
-    (row) => kept.map((i) => wrap.includes(header[i] ?? "") ? row[i] : unbroken(row[i] ?? ""))
-  );
-  return table(pick(header), body, pick(align));
-}
-
 // src/report/devices.ts
 function deviceKey(d) {
   return JSON.stringify([d.host ?? "", d.uuid ?? "", d.index ?? "", d.name]);
@@ -45002,13 +45075,18 @@ function rateCells(c, input, bad) {
   const tflops = current ? caseTflops(current) : void 0;
   const gbps = current ? caseGbps(current) : void 0;
   const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
+  const ofPeak = pct2 === void 0 ? "" : ` (${fixed(pct2, 1)} %)`;
   return [
     trusted(
-      tflops === void 0 || tflops === 0 ? "" : `${warned(bad, "tflops")}${fixed(tflops, 1)}`
+      tflops === void 0 || tflops === 0 ? "" : `${warned(bad, "tflops")}${fixed(tflops, 1)}${ofPeak}`
     ),
-    trusted(gbps === void 0 ? "" : `${warned(bad, "gbps")}${fixed(gbps, 0)}`),
-    trusted(pct2 === void 0 || tflops === 0 ? "" : `${warned(bad, "tflops")}${fixed(pct2, 1)}`)
+    trusted(gbps === void 0 ? "" : `${warned(bad, "gbps")}${fixed(gbps, 0)}`)
   ];
+}
+function breakable(cell) {
+  if (typeof cell !== "object") return cell;
+  const kept = keepUnits(cell.trusted).replace(/ /g, NBSP);
+  return trusted(kept.replace(new RegExp(`${NBSP}(?=\\()|(?<=…)${NBSP}`, "g"), " "));
 }
 function timingTable(cases2, input, measured) {
   const perf = cases2.map((c) => perfCells(c, input));
@@ -45024,18 +45102,19 @@ function timingTable(cases2, input, measured) {
       c.variant,
       strip(delta2, mark),
       verdict,
-      ci,
+      breakable(ci),
       ...gpu ? [deviceCell(c.current, hosts)] : [],
-      trusted(`${formatMs(c.medianMs)}${iqr}`),
-      ...rateCells(c, input, measured.get(c.key))
+      breakable(trusted(`${formatMs(c.medianMs)}${iqr}`)),
+      ...rateCells(c, input, measured.get(c.key)).map(breakable)
     ];
   });
   const delta = `${input.comparison.paired ? "Δ" : "Δ vs baseline"}${mark.replace(" · ", ", ")}`;
   const header = ["case", "variant", delta, "verdict", "CI of Δ"];
-  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", "TFLOPS", "GB/s", "% peak");
+  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", "TFLOPS (% peak)", "GB/s");
   const align = ["l", "l", "r", "l", "r", ...gpu ? ["l"] : []];
-  align.push("r", "r", "r", "r");
-  return compactTable(header, rows, align, ["case", "variant"]);
+  align.push("r", "r", "r");
+  const wrap = ["case", "variant", "CI of Δ", "median ms (IQR)", "TFLOPS (% peak)"];
+  return compactTable(header, rows, align, wrap);
 }
 function noteLines(cases2, measured) {
   return cases2.filter(passed2).flatMap((c) => {
@@ -45357,7 +45436,7 @@ function diagnosticsView(input) {
         trusted(levelIcon[d.level]),
         d.code,
         [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
-        d.message,
+        breakableCell(d.message),
         d.fix ?? ""
       ])
     ) : ""
@@ -45900,7 +45979,7 @@ function boundaryLine(b) {
 function findingRow(t, control) {
   const f = t.finding;
   return [
-    t.key,
+    breakableCell(t.key, true),
     trusted(`${esc(day(f.startedAt))}${shortSha(f.commit)}`),
     trusted(keepUnits(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`)),
     trusted(keepUnits(`${f.direction === "SLOWER" ? "🔴" : "🟢"} ${signed(f.changePct)}`)),
@@ -45938,6 +46017,7 @@ function historyView(input, opts) {
   const count2 = (rows, kind) => rows.filter((t) => t.finding.kind === kind).length;
   return {
     runs: trend.runs,
+    empty: trend.runs === 0,
     since: trend.since ? day(trend.since) : "",
     window: trend.window,
     spreads: STEP_SPREADS,
@@ -46113,7 +46193,6 @@ function trendsView(input, opts) {
     const now = tr.points[tr.points.length - 1];
     return [
       trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ""}`),
-      trusted(String(tr.points.length)),
       trusted(
         `\`${sparkline(
           tr.points.map((p) => p.value),
@@ -46121,9 +46200,11 @@ function trendsView(input, opts) {
         )}\` ${trendRange(tr)}`
       ),
       trusted(`**${trendValue(now?.value, tr.unit) || "n/a"}**`),
-      trusted(trendValue(tr.lastNight, tr.unit)),
-      trusted(trendValue(tr.windowMedian, tr.unit)),
-      trusted(trendValue(tr.best, tr.unit)),
+      trusted(
+        keepUnits(
+          [tr.lastNight, tr.windowMedian, tr.best].map((v) => trendValue(v, tr.unit) || "–").join(" · ")
+        )
+      ),
       trusted(tr.valueChange === void 0 ? "" : formatRatioPct(1 + tr.valueChange)),
       trusted(tr.referenceChange === void 0 ? "" : formatRatioPct(1 + tr.referenceChange))
     ];
@@ -46148,17 +46229,14 @@ function trendsView(input, opts) {
     table: table(
       [
         "headline (graded tonight)",
-        "runs",
         `trend, oldest first (▁ −${SPARK_SPAN_PCT} % … █ +${SPARK_SPAN_PCT} % of the window median)`,
         "tonight",
-        "last night",
-        "window median",
-        "best",
+        "last night · window median · best",
         "tonight vs median",
         "reference ms vs median"
       ],
       rows,
-      ["l", "r", "l", "r", "r", "r", "r", "r", "r"]
+      ["l", "l", "r", "r", "r", "r"]
     ),
     charts
   };
@@ -46168,8 +46246,10 @@ function trendsView(input, opts) {
 var FUNCTIONS_IN_COMMENT = 6;
 var OTHER_OPCODES = 4;
 var ICON = { SLOWER: "🔴", FASTER: "🟢", FAIL: "❌" };
-function whyLine(w) {
-  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText(w))}: ${esc(w.cause)}`;
+function whyLine(w, repoUrl) {
+  const sha = w.bisect?.sha ? shaText(w.bisect.sha, repoUrl) : "";
+  const bisected2 = sha ? `; bisected to ${sha}` : "";
+  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText(w))}: ${esc(w.cause)}${bisected2}`;
 }
 var num = (v, digits = 0) => v === void 0 ? "" : fixed(v, digits);
 var change = (from, to, digits = 0) => from === void 0 || to === void 0 || fixed(from, digits) === fixed(to, digits) ? "" : `${to > from ? "+" : "−"}${fixed(Math.abs(to - from), digits)}`;
@@ -46254,7 +46334,17 @@ function profileRows(w) {
     trusted(num(to, digits)),
     trusted(change(from, to, digits))
   ];
+  const launches = (n) => n.launches === void 0 ? "" : String(n.launches);
+  const [la, lb] = [launches(a), launches(b)];
   return [
+    ...la || lb ? [
+      [
+        trusted("ncu kernel launches per call"),
+        trusted(la),
+        trusted(lb),
+        trusted(la && lb ? change(a.launches, b.launches) : "")
+      ]
+    ] : [],
     metric("ncu duration ms", ma.duration_ms, mb.duration_ms, 3),
     metric("ncu SM throughput %", ma.sm_throughput_pct, mb.sm_throughput_pct),
     metric("ncu tensor pipe %", ma.tensor_pipe_pct, mb.tensor_pipe_pct),
@@ -46276,11 +46366,17 @@ var BASE_FROM = {
   "stored run": "base: the stored run's build",
   none: "base: no build record"
 };
-function evidence(w, full) {
+function evidence(w, full, repoUrl) {
   const rows = [...buildRows(w), ...tuningRows(w), ...compiledRows(w), ...profileRows(w)];
   const where3 = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : "";
+  const b = w.bisect;
+  const found = b?.sha ? shaText(b.sha, repoUrl) : "";
+  const rest = b?.sha ? b.text.replace(`became slower at ${b.sha}: `, "") : b?.text;
+  const bisect2 = b ? `
+
+Bisected by tonight's run: ${found ? `slower from ${found}, ` : ""}${esc(rest ?? "")}` : "";
   return {
-    title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where3)})`,
+    title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where3)})${bisect2}`,
     table: rows.length ? table(["", "base", "head", "change"], rows, ["l", "l", "l", "r"]) : "",
     functions: functionLines(w, full).join("\n")
   };
@@ -46289,8 +46385,8 @@ function whyView(input, opts) {
   const found = whyItMoved(input.comparison.cases, input.results, input.baseline);
   if (!found.length) return void 0;
   return {
-    lines: found.map(whyLine).join("\n"),
-    variants: found.map((w) => evidence(w, opts.full))
+    lines: found.map((w) => whyLine(w, input.repoUrl)).join("\n"),
+    variants: found.map((w) => evidence(w, opts.full, input.repoUrl))
   };
 }
 
@@ -47900,7 +47996,10 @@ function balanceArgs(gpus, source, outDir) {
 async function lanesBalance(lookup2, environment, args, outDir, log, env = process.env) {
   const gpus = lanesOf(environment, args, env);
   const source = gpus > 1 && lookup2 ? await lookup2(environment) : void 0;
-  const { args: balance, line } = balanceArgs(gpus, source, outDir);
+  const { args: balance, line } = gpus > 1 && !lookup2 ? {
+    args: [],
+    line: `kernelgate: ${gpus} GPUs: this run looks up no stored run, so the harness balances its lanes by its estimate`
+  } : balanceArgs(gpus, source, outDir);
   if (line !== void 0) log.info(line);
   return balance;
 }
@@ -53947,10 +54046,12 @@ async function harnessMoreArgs(options, paired2, builds, environment, log) {
   const outDir = resolve7(options.outDir);
   const selectArgs = await casesArgs(options, environment, outDir);
   const identical = paired2 && options.skipIdentical && options.base !== void 0 ? pullRequestIdentity(options, builds, paired2, environment, outDir, log) : [];
+  const verify = identical.length ? ["--verify-identical", options.config.run.verifyIdentical] : [];
   const args = [
     ...selectArgs,
     ...paired2 ? pairedArgs(paired2, options.config) : [],
     ...identical,
+    ...verify,
     ...options.harnessArgs ?? []
   ];
   const lanes = [...options.config.harness.args, ...args];
@@ -54418,6 +54519,8 @@ async function measureStep(night, slowed, sha) {
       buildCacheDir: options.buildCacheDir ?? join23(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
+      // On several GPUs the step's lanes are balanced by the stored run tonight's was.
+      balance: storedBalance(options, deps.log),
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
       ...options.harnessEnv !== void 0 ? { harnessEnv: options.harnessEnv } : {}
     },
@@ -55137,6 +55240,7 @@ async function readReport(exec2, o, ncu, report) {
     return {
       status: "ok",
       device_kernel: summary4.deviceKernel,
+      launches: summary4.launches,
       metrics: summary4.metrics,
       ...summary4.stalls.length ? { stalls: summary4.stalls } : {},
       report: `${report}.ncu-rep`
@@ -61605,7 +61709,10 @@ var PAGE_JS = String.raw`
   var MARKS = [[1, 'SLOWER', 'SLOWER (judged)', '#d1242f'], [2, 'FASTER', 'FASTER (judged)', '#1a7f37'],
     [3, 'WRONG', 'wrong result', '#8250df']];
   var charts = [], drawn = [];
-  var state = { branch: 'all', from: '', to: '', view: 'log', pick: {} };
+  // The time charts open relative to the first run in range: there a 5 % step is 100 → 105 on an
+  // axis of the variants' own moves; on the log scale of their times (22-92 ms for the H100's
+  // attention headline) it was 5.9 px of 193 (issue 32). The log scale is the option.
+  var state = { branch: 'all', from: '', to: '', view: 'rel', pick: {} };
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
     for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
@@ -61621,7 +61728,7 @@ var PAGE_JS = String.raw`
   function readHash() {
     var q = new URLSearchParams(location.hash.replace(/^#/, ''));
     state = { branch: q.get('branch') || 'all', from: q.get('from') || '', to: q.get('to') || '',
-      view: q.get('view') === 'rel' ? 'rel' : 'log', pick: {} };
+      view: q.get('view') === 'log' ? 'log' : 'rel', pick: {} };
     q.forEach(function (v, k) {
       var m = /^(case|focus):(.+)$/.exec(k);
       if (m) (state.pick[m[2]] = state.pick[m[2]] || {})[m[1]] = v;
@@ -61632,7 +61739,7 @@ var PAGE_JS = String.raw`
     if (state.branch !== 'all') q.set('branch', state.branch);
     if (state.from) q.set('from', state.from);
     if (state.to) q.set('to', state.to);
-    if (state.view !== 'log') q.set('view', state.view);
+    if (state.view !== 'rel') q.set('view', state.view);
     Object.keys(state.pick).sort().forEach(function (k) {
       if (state.pick[k].case) q.set('case:' + k, state.pick[k].case);
       if (state.pick[k].focus) q.set('focus:' + k, state.pick[k].focus);
@@ -61772,13 +61879,15 @@ var PAGE_JS = String.raw`
     var box = el('div', { class: 'chart', 'data-chart': spec.field });
     box.appendChild(el('div', { class: 'title' }, spec.title));
     parent.appendChild(box);
-    drawn.push({ sku: sku.sku, kernel: kernel.name, case: kernel.cases[ci], chart: spec.field === 'ms' && rel ? 'rel' : spec.field,
-      title: spec.title, axis: spec.label, log: !!spec.log && !rel, runs: idx, series: info, marks: marks, band: band });
+    var log = !!spec.log && !rel;
+    var record = { sku: sku.sku, kernel: kernel.name, case: kernel.cases[ci], chart: spec.field === 'ms' && rel ? 'rel' : spec.field,
+      title: spec.title, axis: spec.label, log: log, runs: idx, series: info, marks: marks, band: band };
+    drawn.push(record);
     if (points === 0) { box.appendChild(el('p', { class: 'note' }, 'no data in this range')); return null; }
     var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
     var u = new uPlot({
       width: width, height: 260, bands: bands,
-      scales: { x: { time: true }, y: { distr: spec.log && !rel ? 3 : 1 } },
+      scales: { x: { time: true }, y: { distr: log ? 3 : 1 } },
       axes: [{}, { label: rel ? '% of first run' : spec.label, size: 60 }],
       series: series, legend: { live: true },
       cursor: { points: { size: 6 }, drag: { x: true, y: false, setScale: false } },
@@ -61788,6 +61897,7 @@ var PAGE_JS = String.raw`
       if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, ci, idx[u.cursor.idx]);
     });
     u.kgPoints = points;
+    u.kgRecord = record;
     charts.push(u);
     return u;
   }
@@ -61883,7 +61993,7 @@ var PAGE_JS = String.raw`
       box.appendChild(all);
     }
     box.appendChild(el('label', {}, 'time '));
-    box.appendChild(selectOf('view', [['log', 'median ms, log scale'], ['rel', 'relative to the first run in range']], state.view, function (v) { state.view = v; redraw(); }));
+    box.appendChild(selectOf('view', [['rel', 'relative to the first run in range'], ['log', 'median ms, log scale']], state.view, function (v) { state.view = v; redraw(); }));
     box.appendChild(el('a', { id: 'permalink', href: '#' }, 'link to this view'));
   }
   function report() {
@@ -61892,6 +62002,8 @@ var PAGE_JS = String.raw`
       var ctx = u.ctx, px = ctx.getImageData(0, 0, ctx.canvas.width, ctx.canvas.height).data, ink = 0;
       for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
       if (ink > 50 && u.kgPoints > 0) painted++;
+      // the y axis as drawn, for the tests: its range and the plot's height in CSS pixels
+      u.kgRecord.y = { min: u.scales.y.min, max: u.scales.y.max, px: u.over.clientHeight };
     });
     document.getElementById('kg-drawn').textContent = JSON.stringify({ hash: hashOf(), state: state, charts: drawn });
     document.body.setAttribute('data-charts', String(charts.length));
