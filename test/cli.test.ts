@@ -11,6 +11,9 @@ import {
   RECORDED_RUN,
   runCli,
 } from '../src/cli/index.js';
+import { loadConfig } from '../src/config/index.js';
+import { judge } from '../src/pipeline/index.js';
+import { loadResults } from '../src/results/index.js';
 
 const root = join(import.meta.dirname, '..');
 const results = join(import.meta.dirname, 'fixtures', 'results');
@@ -79,6 +82,34 @@ describe('kernelgate report', () => {
     );
     expect(stdout).toContain('No baseline was given: every case is NEW.');
     expect(stdout).not.toContain('### All results');
+  });
+
+  it('prints the nightly issue of a recorded H100 night with its trends, from --history', async () => {
+    // Run 42 with the five H100 nights before it (runs 32-37, 2026-11-26), as the action reads
+    // them from the store: the body is what the action posts for that night (judge() with that
+    // history), trends table included; without --history there is no trends table to show.
+    const rec = (run: string) => join(root, 'test/fixtures/recorded', run, 'results.json.gz');
+    const before = ['run32', 'run34', 'run35', 'run36', 'run37'].map((r) => rec(`nightly-h100-${r}`));
+    const args = ['report', '--results', rec('nightly-h100-run42'), '--kind', 'nightly'];
+    const withTrends = await cli(...args, ...before.flatMap((f) => ['--history', f]));
+    const posted = judge(
+      loadResults(rec('nightly-h100-run42')),
+      undefined,
+      loadConfig(root),
+      'nightly',
+      undefined,
+      before.map((f) => loadResults(f)),
+    ).rendered.comment;
+    expect(withTrends.stdout).toBe(`<!-- kernelgate:nightly:default -->\n${posted}`);
+    expect(withTrends.stdout).toMatch(/\| headline \(graded tonight\) \| trend/);
+    const without = await cli(...args);
+    expect(without.stdout).not.toMatch(/\| headline \(graded tonight\)/);
+    expect(await cli('report', '--history', before[0]!)).toMatchObject({
+      status: EXIT_USAGE,
+      stderr: expect.stringContaining(
+        'kernelgate report: --history is for --kind nightly (its trends): give --kind nightly',
+      ),
+    });
   });
 
   const usage: [string, string[], string][] = [

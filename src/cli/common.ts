@@ -77,8 +77,10 @@ export function judgeAndPrint(
   kind: 'pr' | 'nightly',
   out: string | undefined,
   io: CliIo,
+  /** earlier runs of the branch and GPU, for the nightly's trends (the action's store history) */
+  history?: KernelgateResults[],
 ): number {
-  const judged = judge(results, baseline, config, kind);
+  const judged = judge(results, baseline, config, kind, undefined, history);
   const { verdict } = judged;
   // What is printed: a nightly's issue body exactly as the action posts it (its marker line, then
   // the short report); for a pull request, the full report (the job summary's).

@@ -19,6 +19,7 @@ export const REPORT_OPTIONS = {
   results: { type: 'string' },
   demo: { type: 'boolean', default: false },
   baseline: { type: 'string' },
+  history: { type: 'string', multiple: true },
   config: { type: 'string' },
   kind: { type: 'string', default: 'pr' },
   out: { type: 'string' },
@@ -67,5 +68,10 @@ export const report: Command = async (args, io) => {
         : undefined;
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : undefined;
-  return judgeAndPrint(results, baseline, config, kind, values.out, io);
+  if (values.history !== undefined && kind !== 'nightly') {
+    throw new UsageError('--history is for --kind nightly (its trends): give --kind nightly');
+  }
+  // the earlier nights of the branch, as the action reads them from the store (any order)
+  const history = values.history?.map((file) => loadResults(resolve(io.cwd, file)));
+  return judgeAndPrint(results, baseline, config, kind, values.out, io, history);
 };

@@ -24,7 +24,7 @@ export interface CommandSpec {
 }
 
 const REPORT_USAGE = `kernelgate report [--results FILE | --demo] [--baseline FILE] [--config DIR_OR_FILE]
-                  [--kind pr|nightly] [--out FILE]
+                  [--kind pr|nightly [--history FILE]...] [--out FILE]
   --results FILE        results JSON (kernelgate/results@1; plain or gzipped), e.g. a run's
                         .kernelgate/report/results.json
   --demo                judge kernelgate's built-in recorded run (a paired pull request on the
@@ -33,7 +33,10 @@ const REPORT_USAGE = `kernelgate report [--results FILE | --demo] [--baseline FI
   --baseline FILE       baseline results JSON, plain or gzipped (default: none, every case NEW)
   --config DIR_OR_FILE  repository root holding kernelgate.yml and kernels/, or a kernelgate.yml
                         (default: the current directory)
-  --kind pr|nightly     which report to render (default: pr)
+  --kind pr|nightly     which report to render (default: pr); nightly prints the issue's body as
+                        the action posts it
+  --history FILE        (nightly, repeatable) an earlier night's results JSON of the same branch
+                        and GPU: the issue's trends, as the action draws them from the store
   --out FILE            write the full Markdown report there, its folders made (default: standard
                         output)
 `;
