@@ -74,3 +74,17 @@ describe('the recorded slow1 run tells one story', { timeout: 120_000 }, () => {
     expect(clip('short', 10)).toBe('short');
   });
 });
+
+describe('the recorded A/A run tells one story', { timeout: 120_000 }, () => {
+  it('says of its ambiguous case what its pass means, not "ambiguous is not a pass"', () => {
+    // paired-aa-h100-run64 (2026-11-26): a pass with one AMBIGUOUS case (attention/sdpa_flash)
+    const { comment } = judge(loadGz('paired-aa-h100-run64'), undefined, config, 'pr', {
+      prNumber: 7,
+    }).rendered;
+    expect(comment).toMatch(/^## kernelgate: ✅ pass: no case slower or faster · PR #7$/m);
+    expect(comment).toContain(
+      '- 🟡 1 case AMBIGUOUS (attention/sdpa\\_flash 1): the data cannot tell a change from noise, so it neither blocks the merge nor is shown unchanged. Rerun, or raise the sample count\n',
+    );
+    expect(comment).not.toContain('is not a pass');
+  });
+});

@@ -315,7 +315,7 @@ function ambiguousFindings(f: Finder): void {
       .map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
     const more = groups.length > 4 ? `, and ${plural(groups.length - 4, 'more variant')}` : '';
     other.push(
-      `🟡 ${plural(ambiguous.length, 'case')} AMBIGUOUS (${shown.join(', ')}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`,
+      `🟡 ${plural(ambiguous.length, 'case')} AMBIGUOUS (${shown.join(', ')}${more}): the data cannot tell a change from noise, so it neither blocks the merge nor is shown unchanged. Rerun, or raise the sample count`,
     );
   }
 }
