@@ -265,6 +265,17 @@ describe(`the sticky comment in a pull request's conversation (${PR_COLUMN_PX} p
       );
       expect(top).toHaveLength(run === RUNS.slow ? 2 : 1); // a pass with nothing slower states no policy
       for (const y of top) expect(y).toBeLessThan(PR_WINDOW.height);
+      // The policy, as read: which setting would block the regression the default lets through
+      const policy = await page.evaluate<string[]>(
+        "[...document.querySelectorAll('.markdown-body li')].map((e) => e.innerText).filter((t) => /^Policy:/.test(t))",
+      );
+      expect(policy).toEqual(
+        run === RUNS.slow
+          ? [
+              'Policy: the 24 SLOWER cases do not block the merge; they would block with fail_on_slower: true.',
+            ]
+          : [],
+      );
     },
     30_000,
   );
