@@ -89,7 +89,7 @@ describe('SAME by identity', () => {
       .replace(/\u00a0/g, ' ')
       .split('\n');
     const headline = 'dtype=fp16, B=16, H=96, S=4096, D=128, causal=false';
-    expect(lines).toContain(`| ${headline} | triton\\_fa2 | | ⚪ SAME | | n/a | | | |`);
+    expect(lines).toContain(`| ${headline} | triton\\_fa2 | | ⚪ SAME | | n/a | | |`);
     expect(lines).toContain(`- triton\\_fa2 · ${headline}: identical build and sources`);
     expect(lines.find((l) => l.startsWith('| triton\\_fa2 | 5 |'))).toContain('| ✅ 5 |');
     // written before run.verify_identical (no identical.verified): every seed

@@ -104,10 +104,15 @@ export function timingTable(
   });
   const delta = `${input.comparison.paired ? 'Δ' : 'Δ vs baseline'}${mark.replace(' · ', ', ')}`;
   const header = ['case', 'variant', delta, 'verdict', 'CI of Δ'];
-  header.push(...(gpu ? ['GPU'] : []), 'median ms (IQR)', 'TFLOPS (% peak)', 'GB/s');
+  // "(% peak)" only where some row has a share of a peak (a tool's cases have none).
+  const shares = rows
+    .map((r) => r.at(-2))
+    .some((c) => /%\)$/.test(typeof c === 'object' ? c.trusted : String(c)));
+  const tflops = shares ? 'TFLOPS (% peak)' : 'TFLOPS';
+  header.push(...(gpu ? ['GPU'] : []), 'median ms (IQR)', tflops, 'GB/s');
   const align: ('l' | 'r')[] = ['l', 'l', 'r', 'l', 'r', ...(gpu ? ['l' as const] : [])];
   align.push('r', 'r', 'r');
-  const wrap = ['case', 'variant', 'CI of Δ', 'median ms (IQR)', 'TFLOPS (% peak)'];
+  const wrap = ['case', 'variant', 'CI of Δ', 'median ms (IQR)', tflops];
   return compactTable(header, rows, align, wrap);
 }
 
