@@ -588,6 +588,10 @@ describe('inputs and event, in process', () => {
       "Input 'publish-timeout' must be a number of seconds greater than 0, got '2m'.",
     ],
     [
+      { 'dashboard-url': 'gh-pages' },
+      "Input 'dashboard-url' must be an https:// address with no spaces, quotes or brackets, got 'gh-pages'.",
+    ],
+    [
       { 'fail-on-publish-error': 'maybe' },
       "Input 'fail-on-publish-error' must be true or false, got 'maybe'.",
     ],

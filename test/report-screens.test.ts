@@ -29,13 +29,19 @@ const SHOTS = process.env['KG_WRITE_EXAMPLES']
   ? join(ROOT, 'docs/examples')
   : mkdtempSync(join(tmpdir(), 'kg-shots-'));
 
+const DASHBOARD = 'https://octo.github.io/kernels/';
+
 function rendered(run: string) {
   return judge(
     loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz')),
     undefined,
     loadConfig(ROOT),
     'pr',
-    { runUrl: 'https://github.com/octo/kernels/actions/runs/42', prNumber: 7 },
+    {
+      runUrl: 'https://github.com/octo/kernels/actions/runs/42',
+      prNumber: 7,
+      dashboardUrl: DASHBOARD,
+    },
   ).rendered;
 }
 
@@ -265,6 +271,12 @@ describe(`the sticky comment in a pull request's conversation (${PR_COLUMN_PX} p
       );
       expect(top).toHaveLength(run === RUNS.slow ? 2 : 1); // a pass with nothing slower states no policy
       for (const y of top) expect(y).toBeLessThan(PR_WINDOW.height);
+      // The dashboard is linked on the first screen, beside the full report
+      const links = await page.evaluate<{ text: string; bottom: number }[]>(
+        `[...document.querySelectorAll('.markdown-body a')].filter((a) => a.href === '${DASHBOARD}').map((a) => ({ text: a.textContent, bottom: Math.round(a.getBoundingClientRect().bottom) }))`,
+      );
+      expect(links.map((l) => l.text)).toEqual(['the dashboard']);
+      expect(links[0]!.bottom).toBeLessThan(PR_WINDOW.height);
       // The policy, as read: which setting would block the regression the default lets through
       const policy = await page.evaluate<string[]>(
         "[...document.querySelectorAll('.markdown-body li')].map((e) => e.innerText).filter((t) => /^Policy:/.test(t))",

@@ -61,6 +61,24 @@ describe('the recorded slow1 run tells one story', { timeout: 120_000 }, () => {
     expect(plain).toContain('**217 cases on H100-SXM** at `5c5014a68608`.');
   });
 
+  it('links the dashboard when its address is given (the input dashboard-url)', () => {
+    const dashboard = 'https://acme.github.io/kernels/';
+    const linked = (dashboardUrl: string) =>
+      judge(results, undefined, config, 'pr', { prNumber: 7, dashboardUrl }).rendered;
+    const { comment: withLink, full } = linked(dashboard);
+    expect(withLink).toContain(
+      'the full report in the job summary and the report artifact. Each case over time: [the dashboard](https://acme.github.io/kernels/).\n',
+    );
+    expect(full).toContain('Each case over time: [the dashboard](https://acme.github.io/kernels/).');
+    const nightly = judge(results, undefined, config, 'nightly', { dashboardUrl: dashboard });
+    expect(nightly.rendered.comment).toContain(
+      'Each case over time: [the dashboard](https://acme.github.io/kernels/).',
+    );
+    // no address, or one that is not an https link, links nothing
+    expect(comment).not.toContain('the dashboard');
+    expect(linked('javascript:alert(1)').comment).not.toContain('the dashboard');
+  });
+
   it('cuts a finding at a word boundary', () => {
     expect(comment).toContain(
       'SM clock moved 1335–1545 MHz (14 % of its median) during the samples…\n',

@@ -48,6 +48,8 @@ export interface ActionInputs {
   commentKey: string;
   reportDir: string;
   approvalLabel: string;
+  /** the trend dashboard's https address ('dashboard-url'), linked from the comment and the issue */
+  dashboardUrl: string | undefined;
   prNumber: number | undefined;
   trustOnly: boolean;
   /** Each GitHub request's deadline, connecting included ('request-timeout', seconds). */
@@ -143,6 +145,7 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     commentKey: checkCommentKey(text('comment-key') ?? DEFAULT_COMMENT_KEY),
     reportDir: text('report-dir') ?? '.kernelgate/report',
     approvalLabel: text('approval-label') ?? DEFAULT_APPROVAL_LABEL,
+    dashboardUrl: dashboardUrlInput(text('dashboard-url')),
     prNumber: prText === undefined ? undefined : Number(prText),
     trustOnly,
     requestTimeoutMs: secondsInput('request-timeout', DEFAULT_REQUEST_TIMEOUT_MS),
@@ -153,6 +156,16 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     deep: parseDeepChecks(text('deep') ?? '', "Input 'deep'"),
     ...readProfileInputs(getInput),
   };
+}
+
+/** dashboard-url: an https address the report can link as it is, or none. */
+function dashboardUrlInput(url: string | undefined): string | undefined {
+  if (url !== undefined && !/^https:\/\/[^\s()<>"'`\\]+$/.test(url)) {
+    throw new Error(
+      `Input 'dashboard-url' must be an https:// address with no spaces, quotes or brackets, got '${url}'.`,
+    );
+  }
+  return url;
 }
 
 /** profile and profile-time-box; each error quotes the input and the bad value. */

@@ -193,7 +193,10 @@ async function judgeAndPublish(step: Step, got: Obtained, client: GitHubClient |
   const { deps, inputs, event, mode, config } = step;
   const { core, env } = deps;
   const { prNumber, lookupError } = await pullRequestOf(step, client);
-  const context = runContext(env, event, prNumber);
+  const context = {
+    ...runContext(env, event, prNumber),
+    ...(inputs.dashboardUrl !== undefined ? { dashboardUrl: inputs.dashboardUrl } : {}),
+  };
   // The nightly's trends: the branch's stored runs on this GPU, before tonight's is added.
   const trends =
     mode === 'schedule'

@@ -32,7 +32,15 @@ export interface PipelineInput {
   /** The repository's web address: the report links commits. */
   repoUrl?: string;
   /** Facts about the trigger the report shows. */
-  context: { prNumber?: number; prTitle?: string; sha?: string; ref?: string; runUrl?: string };
+  context: {
+    prNumber?: number;
+    prTitle?: string;
+    sha?: string;
+    ref?: string;
+    runUrl?: string;
+    /** the trend dashboard's address (input dashboard-url): the report links it */
+    dashboardUrl?: string;
+  };
 }
 
 export interface PipelineOutcome {

@@ -25,7 +25,15 @@ export interface ReportInput {
   /** a hidden line publish uses to find its comment, e.g. <!-- kernelgate:report:default --> */
   marker?: string;
   /** facts about the trigger, shown as given (escaped) */
-  context?: { prNumber?: number; prTitle?: string; sha?: string; ref?: string; runUrl?: string };
+  context?: {
+    prNumber?: number;
+    prTitle?: string;
+    sha?: string;
+    ref?: string;
+    runUrl?: string;
+    /** the trend dashboard's address (the action's input dashboard-url): linked beside the run's */
+    dashboardUrl?: string;
+  };
   /**
    * Earlier stored runs of the same branch and GPU (the store's history(), any order): the
    * nightly report shows each headline's trend across them. Runs of another GPU are left out.

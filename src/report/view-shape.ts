@@ -36,6 +36,7 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
   baselineSynthetic: V,
   context: { prNumber: V, prTitle: V },
   runUrl: V,
+  dashboardUrl: V,
   run: { id: V, startedAt: V, harness: V, shaMd: V, gpu: V },
   baseline: { id: V, shaMd: V, gpu: V },
   judged: {

@@ -22,6 +22,8 @@ export interface ReportView {
   /** the pull request, as the trigger gave it */
   context: { prNumber: number | undefined; prTitle: string | undefined };
   runUrl: string | undefined;
+  /** the trend dashboard's address, when it is given and looks like one */
+  dashboardUrl: string | undefined;
   run: RunView;
   baseline: BaselineView | undefined;
   judged: JudgedView | undefined;

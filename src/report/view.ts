@@ -58,6 +58,7 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     baselineSynthetic: input.baseline?.run.synthetic === true,
     context: { prNumber: input.context?.prNumber, prTitle: input.context?.prTitle },
     runUrl: runLink(input.context?.runUrl),
+    dashboardUrl: runLink(input.context?.dashboardUrl),
     run: {
       id: run.id,
       startedAt: run.started_at,
