@@ -432,6 +432,43 @@ describe('trend dashboard', () => {
   );
 
   inBrowser(
+    'names each accepted regression, who accepted it and on which pull request',
+    async () => {
+      // The recorded H200 push, stored as a merge whose pull request was accepted with the label
+      // (as test/accept.e2e.test.ts stores it: run.accepted in its record)
+      const at_ = RECORDED.indexOf('push');
+      const records = recordedRecords().map((r, i) =>
+        i === at_
+          ? {
+              ...r,
+              run: {
+                ...r.run,
+                accepted: { label: 'kernelgate-accept', by: 'alice', pr: 41, cases: 26 },
+              },
+            }
+          : r,
+      );
+      const push = records[at_]!;
+      const h200 = dashboardData(records, { config: loadConfig('.') }).skus.find(
+        (s) => s.sku === 'H200',
+      )!;
+      expect(h200.runs.filter((r) => r.accepted).map((r) => [r.commit, r.accepted])).toEqual([
+        [push.run.commit, { label: 'kernelgate-accept', by: 'alice', pr: 41, cases: 26 }],
+      ]);
+      const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'accepted.html');
+      writeFileSync(file, buildDashboard(records, { config: loadConfig('.') }));
+      const { dom } = await open(file);
+      const at = push.run.started_at.slice(0, 16).replace('T', ' ');
+      expect(dom).toContain(
+        `Accepted on H200, ${at} (${push.run.event ?? 'run'} on ${push.run.branch}, commit ${push.run.commit!.slice(0, 12)}): ` +
+          '26 SLOWER cases passed, accepted by @alice with the label kernelgate-accept on pull request #41.',
+      );
+      expect(dom.match(/Accepted on H/g)).toHaveLength(1); // the text, not the page's script
+    },
+    120_000,
+  );
+
+  inBrowser(
     'stays responsive at 1,000 runs × 217 cases',
     async () => {
       const base = buildRecord(loadResults('test/fixtures/recorded/push/results.json.gz'), {

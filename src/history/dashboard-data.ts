@@ -6,6 +6,7 @@
 // report's are.
 import { relative } from 'node:path';
 import type { Config } from '../config/index.js';
+import type { StoredAcceptance } from '../store/index.js';
 import { configReferences, fillVerdicts, thresholdPctOf } from './dashboard-verdicts.js';
 import { recordCases, type HistoryCase, type HistoryRecord } from './record.js';
 
@@ -25,6 +26,8 @@ export interface DashboardRun {
   verdict?: string;
   /** its verdicts were computed by the dashboard (the record carried none) */
   computed?: true;
+  /** the SLOWER cases its gate let through because a pull request accepted them, and who did */
+  accepted?: StoredAcceptance;
 }
 
 /** One variant on one case: per run, the median, throughput, speedup and flag. */
@@ -104,6 +107,7 @@ function runsOf(list: HistoryRecord[], computed: Set<HistoryRecord>): DashboardR
       ...(r.run.artifact ? { artifact: r.run.artifact } : {}),
       ...(r.run.verdict ? { verdict: r.run.verdict } : {}),
       ...(computed.has(r) ? { computed: true as const } : {}),
+      ...(r.run.accepted ? { accepted: r.run.accepted } : {}),
     };
   });
 }

@@ -361,6 +361,17 @@ export const PAGE_JS = String.raw`
     meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
       'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
   }
+  // Regressions a pull request accepted (the label), and who accepted them: the stored runs say so
+  data.skus.forEach(function (s) {
+    s.runs.forEach(function (run) {
+      var a = run.accepted;
+      if (!a) return;
+      meta += ' Accepted on ' + s.sku + ', ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ') +
+        ' (' + (run.event || 'run') + ' on ' + run.branch + ', commit ' + (run.commit || '?').slice(0, 12) + '): ' +
+        a.cases + ' SLOWER case' + (a.cases === 1 ? '' : 's') + ' passed' + (a.by ? ', accepted by @' + a.by : '') +
+        ' with the label ' + a.label + (a.pr ? ' on pull request #' + a.pr : '') + '.';
+    });
+  });
   document.getElementById('meta').textContent = meta;
   readHash();
   window.addEventListener('hashchange', function () { readHash(); redraw(); });
