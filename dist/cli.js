@@ -42612,7 +42612,8 @@ function runsOf(list, computed) {
       ...r.run.id ? { id: r.run.id } : {},
       ...r.run.artifact ? { artifact: r.run.artifact } : {},
       ...r.run.verdict ? { verdict: r.run.verdict } : {},
-      ...computed.has(r) ? { computed: true } : {}
+      ...computed.has(r) ? { computed: true } : {},
+      ...r.run.accepted ? { accepted: r.run.accepted } : {}
     };
   });
 }
@@ -43145,6 +43146,17 @@ var PAGE_JS = String.raw`
     meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
       'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
   }
+  // Regressions a pull request accepted (the label), and who accepted them: the stored runs say so
+  data.skus.forEach(function (s) {
+    s.runs.forEach(function (run) {
+      var a = run.accepted;
+      if (!a) return;
+      meta += ' Accepted on ' + s.sku + ', ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ') +
+        ' (' + (run.event || 'run') + ' on ' + run.branch + ', commit ' + (run.commit || '?').slice(0, 12) + '): ' +
+        a.cases + ' SLOWER case' + (a.cases === 1 ? '' : 's') + ' passed' + (a.by ? ', accepted by @' + a.by : '') +
+        ' with the label ' + a.label + (a.pr ? ' on pull request #' + a.pr : '') + '.';
+    });
+  });
   document.getElementById('meta').textContent = meta;
   readHash();
   window.addEventListener('hashchange', function () { readHash(); redraw(); });
@@ -45812,10 +45824,12 @@ function timingTable(cases2, input, measured) {
   });
   const delta = `${input.comparison.paired ? "Δ" : "Δ vs baseline"}${mark.replace(" · ", ", ")}`;
   const header = ["case", "variant", delta, "verdict", "CI of Δ"];
-  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", "TFLOPS (% peak)", "GB/s");
+  const shares = rows.map((r) => r.at(-2)).some((c) => /%\)$/.test(typeof c === "object" ? c.trusted : String(c)));
+  const tflops = shares ? "TFLOPS (% peak)" : "TFLOPS";
+  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", tflops, "GB/s");
   const align = ["l", "l", "r", "l", "r", ...gpu ? ["l"] : []];
   align.push("r", "r", "r");
-  const wrap = ["case", "variant", "CI of Δ", "median ms (IQR)", "TFLOPS (% peak)"];
+  const wrap = ["case", "variant", "CI of Δ", "median ms (IQR)", tflops];
   return compactTable(header, rows, align, wrap);
 }
 function noteLines(cases2, measured) {
@@ -46503,7 +46517,7 @@ function ambiguousFindings(f) {
     const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
     const more = groups.length > 4 ? `, and ${plural(groups.length - 4, "more variant")}` : "";
     other.push(
-      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`
+      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise, so it neither blocks the merge nor is shown unchanged. Rerun, or raise the sample count`
     );
   }
 }
@@ -47126,6 +47140,7 @@ function buildView(input, opts, digest) {
     baselineSynthetic: input.baseline?.run.synthetic === true,
     context: { prNumber: input.context?.prNumber, prTitle: input.context?.prTitle },
     runUrl: runLink(input.context?.runUrl),
+    dashboardUrl: runLink(input.context?.dashboardUrl),
     run: {
       id: run2.id,
       startedAt: run2.started_at,
@@ -60919,8 +60934,8 @@ function reportKind(option) {
   }
   return option;
 }
-function judgeAndPrint(results, baseline, config, kind, out, io) {
-  const judged = judge(results, baseline, config, kind);
+function judgeAndPrint(results, baseline, config, kind, out, io, history) {
+  const judged = judge(results, baseline, config, kind, void 0, history);
   const { verdict } = judged;
   const rendered = {
     full: kind === "nightly" ? withMarker(reportMarker("nightly", DEFAULT_COMMENT_KEY), judged.rendered.comment) : judged.rendered.full
@@ -61545,6 +61560,7 @@ var REPORT_OPTIONS = {
   results: { type: "string" },
   demo: { type: "boolean", default: false },
   baseline: { type: "string" },
+  history: { type: "string", multiple: true },
   config: { type: "string" },
   kind: { type: "string", default: "pr" },
   out: { type: "string" }
@@ -61582,12 +61598,16 @@ var report = async (args, io) => {
   const baselinePath = values.baseline !== void 0 ? resolve20(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve20(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;
-  return judgeAndPrint(results, baseline, config, kind, values.out, io);
+  if (values.history !== void 0 && kind !== "nightly") {
+    throw new UsageError("--history is for --kind nightly (its trends): give --kind nightly");
+  }
+  const history = values.history?.map((file) => loadResults(resolve20(io.cwd, file)));
+  return judgeAndPrint(results, baseline, config, kind, values.out, io, history);
 };
 
 // src/cli/usage.ts
 var REPORT_USAGE = `kernelgate report [--results FILE | --demo] [--baseline FILE] [--config DIR_OR_FILE]
-                  [--kind pr|nightly] [--out FILE]
+                  [--kind pr|nightly [--history FILE]...] [--out FILE]
   --results FILE        results JSON (kernelgate/results@1; plain or gzipped), e.g. a run's
                         .kernelgate/report/results.json
   --demo                judge kernelgate's built-in recorded run (a paired pull request on the
@@ -61596,7 +61616,10 @@ var REPORT_USAGE = `kernelgate report [--results FILE | --demo] [--baseline FILE
   --baseline FILE       baseline results JSON, plain or gzipped (default: none, every case NEW)
   --config DIR_OR_FILE  repository root holding kernelgate.yml and kernels/, or a kernelgate.yml
                         (default: the current directory)
-  --kind pr|nightly     which report to render (default: pr)
+  --kind pr|nightly     which report to render (default: pr); nightly prints the issue's body as
+                        the action posts it
+  --history FILE        (nightly, repeatable) an earlier night's results JSON of the same branch
+                        and GPU: the issue's trends, as the action draws them from the store
   --out FILE            write the full Markdown report there, its folders made (default: standard
                         output)
 `;

@@ -45110,10 +45110,12 @@ function timingTable(cases2, input, measured) {
   });
   const delta = `${input.comparison.paired ? "Δ" : "Δ vs baseline"}${mark.replace(" · ", ", ")}`;
   const header = ["case", "variant", delta, "verdict", "CI of Δ"];
-  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", "TFLOPS (% peak)", "GB/s");
+  const shares = rows.map((r) => r.at(-2)).some((c) => /%\)$/.test(typeof c === "object" ? c.trusted : String(c)));
+  const tflops = shares ? "TFLOPS (% peak)" : "TFLOPS";
+  header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", tflops, "GB/s");
   const align = ["l", "l", "r", "l", "r", ...gpu ? ["l"] : []];
   align.push("r", "r", "r");
-  const wrap = ["case", "variant", "CI of Δ", "median ms (IQR)", "TFLOPS (% peak)"];
+  const wrap = ["case", "variant", "CI of Δ", "median ms (IQR)", tflops];
   return compactTable(header, rows, align, wrap);
 }
 function noteLines(cases2, measured) {
@@ -45801,7 +45803,7 @@ function ambiguousFindings(f) {
     const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
     const more = groups.length > 4 ? `, and ${plural(groups.length - 4, "more variant")}` : "";
     other.push(
-      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`
+      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise, so it neither blocks the merge nor is shown unchanged. Rerun, or raise the sample count`
     );
   }
 }
@@ -46424,6 +46426,7 @@ function buildView(input, opts, digest) {
     baselineSynthetic: input.baseline?.run.synthetic === true,
     context: { prNumber: input.context?.prNumber, prTitle: input.context?.prTitle },
     runUrl: runLink(input.context?.runUrl),
+    dashboardUrl: runLink(input.context?.dashboardUrl),
     run: {
       id: run2.id,
       startedAt: run2.started_at,
@@ -62030,6 +62033,17 @@ var PAGE_JS = String.raw`
     meta += ' ' + data.computedVerdicts + ' run' + (data.computedVerdicts > 1 ? 's' : '') + ' carried no verdicts (imported with history import): ' +
       'their marks were computed here, each case against the previous run of its branch from the two medians’ intervals at the configured thresholds.';
   }
+  // Regressions a pull request accepted (the label), and who accepted them: the stored runs say so
+  data.skus.forEach(function (s) {
+    s.runs.forEach(function (run) {
+      var a = run.accepted;
+      if (!a) return;
+      meta += ' Accepted on ' + s.sku + ', ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ') +
+        ' (' + (run.event || 'run') + ' on ' + run.branch + ', commit ' + (run.commit || '?').slice(0, 12) + '): ' +
+        a.cases + ' SLOWER case' + (a.cases === 1 ? '' : 's') + ' passed' + (a.by ? ', accepted by @' + a.by : '') +
+        ' with the label ' + a.label + (a.pr ? ' on pull request #' + a.pr : '') + '.';
+    });
+  });
   document.getElementById('meta').textContent = meta;
   readHash();
   window.addEventListener('hashchange', function () { readHash(); redraw(); });
@@ -62493,6 +62507,7 @@ function readInputs(getInput2) {
     commentKey: checkCommentKey(text3("comment-key") ?? DEFAULT_COMMENT_KEY),
     reportDir: text3("report-dir") ?? ".kernelgate/report",
     approvalLabel: text3("approval-label") ?? DEFAULT_APPROVAL_LABEL,
+    dashboardUrl: dashboardUrlInput(text3("dashboard-url")),
     prNumber: prText === void 0 ? void 0 : Number(prText),
     trustOnly,
     requestTimeoutMs: secondsInput("request-timeout", DEFAULT_REQUEST_TIMEOUT_MS),
@@ -62503,6 +62518,14 @@ function readInputs(getInput2) {
     deep: parseDeepChecks(text3("deep") ?? "", "Input 'deep'"),
     ...readProfileInputs(getInput2)
   };
+}
+function dashboardUrlInput(url) {
+  if (url !== void 0 && !/^https:\/\/[^\s()<>"'`\\]+$/.test(url)) {
+    throw new Error(
+      `Input 'dashboard-url' must be an https:// address with no spaces, quotes or brackets, got '${url}'.`
+    );
+  }
+  return url;
 }
 function readProfileInputs(getInput2) {
   const profile = getInput2("profile").trim() || "auto";
@@ -63103,7 +63126,10 @@ async function judgeAndPublish(step, got, client) {
   const { deps, inputs, event, mode, config } = step;
   const { core, env } = deps;
   const { prNumber, lookupError } = await pullRequestOf(step, client);
-  const context3 = runContext(env, event, prNumber);
+  const context3 = {
+    ...runContext(env, event, prNumber),
+    ...inputs.dashboardUrl !== void 0 ? { dashboardUrl: inputs.dashboardUrl } : {}
+  };
   const trends = mode === "schedule" ? await trendRuns(
     storeOf(inputs, env, core),
     branchesOf(event, env).branch,
