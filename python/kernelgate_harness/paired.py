@@ -187,10 +187,11 @@ def confirm_record(rec):
     return {"status": "ok", **{k: p[k] for k in keys if k in p}}
 
 
-def identical_record(opt):
-    """cases[].identical of a variant --identical names: why it was not timed, and how it was
-    verified (--verify-identical: "first_seed", on the first seed only; "all", every seed)."""
-    return {"reason": IDENTICAL_REASON, "verified": opt.get("verify_identical", "all")}
+def identical_record(verified):
+    """cases[].identical (and tails[].identical) of a variant --identical names: why it was not
+    timed, and how it was verified (--verify-identical: "first_seed", on the first seed only;
+    "all", every seed)."""
+    return {"reason": IDENTICAL_REASON, "verified": verified}
 
 
 class PairedCase:
@@ -379,7 +380,7 @@ def case_records(pc, fin, samples, stops, spent):
         rec = head_recs[v]
         if v in pc.identical:
             if rec.get("status") == "ok":
-                rec["identical"] = identical_record(pc.opt)
+                rec["identical"] = identical_record(pc.opt.get("verify_identical", "all"))
             continue
         brec = base_recs.get(v) if v in pc.base_variants else None
         if brec is None:

@@ -10,7 +10,7 @@ import threading
 import time
 
 from . import lanes
-from .paired import IDENTICAL_REASON
+from .paired import identical_record
 
 # The record's fields copied from the worker's (no timing: verified only).
 KEPT = ("reason", "correctness", "error")
@@ -105,7 +105,7 @@ def verify_unit(harness, m, case, names, handle, say, where=""):
     for v in names:
         t = record(m, case, v, records[v])
         if v in one and t["status"] in ("ok", "fail"):
-            t["identical"] = {"reason": IDENTICAL_REASON, "verified": "first_seed"}
+            t["identical"] = identical_record("first_seed")
         with harness.lock:
             harness.doc["tails"].append(t)
         say(f"{where}{line(t)}")

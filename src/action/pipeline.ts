@@ -1,7 +1,7 @@
 // Judge and publish a run, and what the step's exit says about it.
 import type { Config } from '../config/index.js';
 import type { Acceptance, Comparison, GateResult } from '../judge/index.js';
-import type { AcceptedSince } from '../report/index.js';
+import type { AcceptedSince, ReportContext } from '../report/index.js';
 import { judge } from '../pipeline/index.js';
 import {
   COUNT_NAMES,
@@ -32,15 +32,7 @@ export interface PipelineInput {
   /** The repository's web address: the report links commits. */
   repoUrl?: string;
   /** Facts about the trigger the report shows. */
-  context: {
-    prNumber?: number;
-    prTitle?: string;
-    sha?: string;
-    ref?: string;
-    runUrl?: string;
-    /** the trend dashboard's address (input dashboard-url): the report links it */
-    dashboardUrl?: string;
-  };
+  context: ReportContext;
 }
 
 export interface PipelineOutcome {

@@ -62,7 +62,10 @@ export interface ProfileEvidence {
 export interface BisectEvidence {
   /** the first bad commit, where the bisection found one */
   sha?: string;
-  /** what the bisection found, without the variant's name */
+  /**
+   * what the bisection found, without the variant's name and, where it found the commit, without
+   * "became slower at SHA: " (the commit is `sha`)
+   */
   text: string;
 }
 
@@ -174,8 +177,8 @@ function bisectEvidence(
   if (!d) return undefined;
   const name = `${kernel}/${variant} `;
   const text = d.message.startsWith(name) ? d.message.slice(name.length) : d.message;
-  const sha = /^became slower at ([0-9a-f]{7,64})\b/.exec(text)?.[1];
-  return { ...(sha ? { sha } : {}), text };
+  const found = /^became slower at ([0-9a-f]{7,64}): /.exec(text);
+  return found ? { sha: found[1] as string, text: text.slice(found[0].length) } : { text };
 }
 
 /** The build's strongest evidence: a resource's maximum that moved, then the SASS. */

@@ -40,8 +40,16 @@ export function balanceArgs(
   gpus: number,
   source: BalanceSource | undefined,
   outDir: string,
+  /** whether the caller looked for a stored run at all (measure without options.balance) */
+  lookedUp = true,
 ): { args: string[]; line?: string } {
   if (gpus <= 1) return { args: [] };
+  if (!lookedUp) {
+    return {
+      args: [],
+      line: `kernelgate: ${gpus} GPUs: this run looks up no stored run, so the harness balances its lanes by its estimate`,
+    };
+  }
   if (source === undefined) {
     return {
       args: [],
@@ -75,13 +83,7 @@ export async function lanesBalance(
 ): Promise<string[]> {
   const gpus = lanesOf(environment, args, env);
   const source = gpus > 1 && lookup ? await lookup(environment) : undefined;
-  const { args: balance, line } =
-    gpus > 1 && !lookup
-      ? {
-          args: [],
-          line: `kernelgate: ${gpus} GPUs: this run looks up no stored run, so the harness balances its lanes by its estimate`,
-        }
-      : balanceArgs(gpus, source, outDir);
+  const { args: balance, line } = balanceArgs(gpus, source, outDir, lookup !== undefined);
   if (line !== undefined) log.info(line);
   return balance;
 }

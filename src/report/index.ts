@@ -13,5 +13,6 @@ export {
   type AcceptedSince,
   type DegradeLevel,
   type RenderedReport,
+  type ReportContext,
   type ReportInput,
 } from './types.js';

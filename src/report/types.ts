@@ -14,6 +14,17 @@ export const COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
 /** How far a comment had to degrade to fit: see renderReport. */
 export type DegradeLevel = 0 | 1 | 2 | 3;
 
+/** Facts about the trigger the report shows as given (escaped). */
+export interface ReportContext {
+  prNumber?: number;
+  prTitle?: string;
+  sha?: string;
+  ref?: string;
+  runUrl?: string;
+  /** the trend dashboard's address (the action's input dashboard-url): linked beside the run's */
+  dashboardUrl?: string;
+}
+
 export interface ReportInput {
   kind: 'pr' | 'nightly';
   results: KernelgateResults;
@@ -25,15 +36,7 @@ export interface ReportInput {
   /** a hidden line publish uses to find its comment, e.g. <!-- kernelgate:report:default --> */
   marker?: string;
   /** facts about the trigger, shown as given (escaped) */
-  context?: {
-    prNumber?: number;
-    prTitle?: string;
-    sha?: string;
-    ref?: string;
-    runUrl?: string;
-    /** the trend dashboard's address (the action's input dashboard-url): linked beside the run's */
-    dashboardUrl?: string;
-  };
+  context?: ReportContext;
   /**
    * Earlier stored runs of the same branch and GPU (the store's history(), any order): the
    * nightly report shows each headline's trend across them. Runs of another GPU are left out.

@@ -163,9 +163,8 @@ function evidence(w: WhyMoved, full: boolean, repoUrl: string | undefined) {
   const where = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : '';
   const b = w.bisect;
   const found = b?.sha ? shaText(b.sha, repoUrl) : '';
-  const rest = b?.sha ? b.text.replace(`became slower at ${b.sha}: `, '') : b?.text;
   const bisect = b
-    ? `\n\nBisected by tonight's run: ${found ? `slower from ${found}, ` : ''}${esc(rest ?? '')}`
+    ? `\n\nBisected by tonight's run: ${found ? `slower from ${found}, ` : ''}${esc(b.text)}`
     : '';
   return {
     title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where)})${bisect}`,
