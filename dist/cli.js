@@ -41595,8 +41595,8 @@ function bisectEvidence(results, kernel, variant) {
   if (!d) return void 0;
   const name = `${kernel}/${variant} `;
   const text2 = d.message.startsWith(name) ? d.message.slice(name.length) : d.message;
-  const sha = /^became slower at ([0-9a-f]{7,64})\b/.exec(text2)?.[1];
-  return { ...sha ? { sha } : {}, text: text2 };
+  const found = /^became slower at ([0-9a-f]{7,64}): /.exec(text2);
+  return found ? { sha: found[1], text: text2.slice(found[0].length) } : { text: text2 };
 }
 function buildCause(d) {
   if (d.state === "failed") return `the ${d.missing} revision's build failed`;
@@ -47087,10 +47087,9 @@ function evidence(w, full, repoUrl) {
   const where3 = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : "";
   const b = w.bisect;
   const found = b?.sha ? shaText(b.sha, repoUrl) : "";
-  const rest = b?.sha ? b.text.replace(`became slower at ${b.sha}: `, "") : b?.text;
   const bisect2 = b ? `
 
-Bisected by tonight's run: ${found ? `slower from ${found}, ` : ""}${esc(rest ?? "")}` : "";
+Bisected by tonight's run: ${found ? `slower from ${found}, ` : ""}${esc(b.text)}` : "";
   return {
     title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where3)})${bisect2}`,
     table: rows.length ? table(["", "base", "head", "change"], rows, ["l", "l", "l", "r"]) : "",
@@ -48493,8 +48492,14 @@ function lanesOf(environment, args, env) {
   if (/^\d+$/.test(spec)) return Math.min(Number(spec), visible);
   return spec.split(",").filter((x) => x.trim() !== "").length;
 }
-function balanceArgs(gpus, source, outDir) {
+function balanceArgs(gpus, source, outDir, lookedUp = true) {
   if (gpus <= 1) return { args: [] };
+  if (!lookedUp) {
+    return {
+      args: [],
+      line: `kernelgate: ${gpus} GPUs: this run looks up no stored run, so the harness balances its lanes by its estimate`
+    };
+  }
   if (source === void 0) {
     return {
       args: [],
@@ -48511,10 +48516,7 @@ function balanceArgs(gpus, source, outDir) {
 async function lanesBalance(lookup2, environment, args, outDir, log, env = process.env) {
   const gpus = lanesOf(environment, args, env);
   const source = gpus > 1 && lookup2 ? await lookup2(environment) : void 0;
-  const { args: balance, line } = gpus > 1 && !lookup2 ? {
-    args: [],
-    line: `kernelgate: ${gpus} GPUs: this run looks up no stored run, so the harness balances its lanes by its estimate`
-  } : balanceArgs(gpus, source, outDir);
+  const { args: balance, line } = balanceArgs(gpus, source, outDir, lookup2 !== void 0);
   if (line !== void 0) log.info(line);
   return balance;
 }
