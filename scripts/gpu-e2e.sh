@@ -10,6 +10,10 @@
 #   slowed   pull request with a planted slowdown (KERNELGATE_FAULT=...:slow, the kernel twice)
 #   slow2    pull request with a planted 2 % slowdown (KERNELGATE_FAULT=...:slow:2), paired
 #   slow1    the same with 1 %
+#   accept   pull request with a planted ${KG_ACCEPT_PCT:-2} % slowdown of the fault target, judged under
+#            policy.fail_on_slower: true (kernelgate.blocking.yml at the root, removed after) and
+#            labelled kernelgate-accept by alice (a `labeled` event): SLOWER, accepted, the gate passes
+#            (docs/publishing.md, "Blocking a regression, and accepting one")
 #   one-variant
 #            pull request that changes one variant of one kernel: a commit on top adds a comment to
 #            ${KG_ONE_VARIANT_FILE:-kernels/bsr_gemm/triton_bsr.py}; identity before timing on
@@ -25,6 +29,7 @@
 #            pull request whose head narrows triton_fa2's tuning space to one small tiling
 #            (CONFIGS in kernels/attention/triton_fa2.py: BLOCK 64×32, 4 warps, 1 stage); labelled
 #            kernelgate-profile: SLOWER with the tuning named as the cause. Reverted after the run
+# CUDA_VISIBLE_DEVICES, when set, is passed to the action (one GPU of a machine with two).
 # aa, broken, slowed, slow2, slow1 time the whole set: aa runs with a copy of the configuration
 # that sets run.skip_identical: false (kernelgate.whole-set.yml at the root, removed after), the
 # planted faults force it (a fault in the head's arm is never identical).
@@ -205,9 +210,22 @@ revert_scenario() {
   git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost revert --no-edit HEAD >/dev/null
 }
 
+# A copy of the configuration under policy.fail_on_slower: true, as a file at the root; printed.
+blocking_config() {
+  local src="$root/${KG_CONFIG:-.}"
+  [[ -d $src ]] && src="$src/kernelgate.yml"
+  grep -q '^  fail_on_slower: false' "$src" || { echo "accept: no 'fail_on_slower: false' in $src" >&2; return 2; }
+  sed 's/^  fail_on_slower: false/  fail_on_slower: true/' "$src" >"$root/kernelgate.blocking.yml"
+  echo kernelgate.blocking.yml
+}
+
+# A pull request event: title, labels (JSON), action (synchronize; labeled adds the label
+# kernelgate-accept and alice as its sender).
 event_pr() {
+  local action=${3:-synchronize} labelled=""
+  [[ $action == labeled ]] && labelled='"label": {"name": "kernelgate-accept"}, "sender": {"login": "alice", "type": "User"},'
   cat <<JSON
-{"action": "synchronize", "number": 42,
+{"action": "$action", "number": 42, $labelled
  "pull_request": {"number": 42, "title": "$1", "labels": ${2:-[]},
    "head": {"ref": "feature", "sha": "$sha", "repo": {"full_name": "$repo"}},
    "base": {"ref": "main", "sha": "$base_sha", "repo": {"full_name": "$repo"}}},
@@ -236,6 +254,9 @@ run_scenario() {
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     slow2|slow1) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow:${name#slow}"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
+    accept) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow:${KG_ACCEPT_PCT:-2}"
+      config_input=$(blocking_config) || return 2
+      event_pr "planted fault: $fault, accepted" '[{"name": "kernelgate-accept"}]' labeled >"$dir/event.json" ;;
     nightly|nightly[0-9]*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
       event_schedule >"$dir/event.json" ;;
     nightly-bisect*) event_name=schedule; ref=refs/heads/main; run_sha=$(planted_commits)
@@ -257,6 +278,7 @@ run_scenario() {
   # Passed through when set (probes of the allocator: scripts/gpu-probe-noise.sh).
   local extra=()
   [[ -n ${PYTORCH_CUDA_ALLOC_CONF+x} ]] && extra+=("PYTORCH_CUDA_ALLOC_CONF=$PYTORCH_CUDA_ALLOC_CONF")
+  [[ -n ${CUDA_VISIBLE_DEVICES+x} ]] && extra+=("CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES")
   env -i "${extra[@]}" PATH="$PATH" HOME="${HOME:-/root}" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
     CUDA_HOME="${CUDA_HOME:-}" TRITON_INTERPRET="${TRITON_INTERPRET:-}" KERNELGATE_FAULT="$fault" \
     GITHUB_ACTIONS=true CI=true RUNNER_OS=Linux RUNNER_TEMP="$dir" \
@@ -271,7 +293,7 @@ run_scenario() {
     "INPUT_PAIRED=${KG_PAIRED:-auto}" \
     node "$root/dist/index.js" >"$dir/action.log" 2>&1
   local status=$?
-  rm -f "$root/kernelgate.whole-set.yml"
+  rm -f "$root/kernelgate.whole-set.yml" "$root/kernelgate.blocking.yml"
   [[ $name == spill || $name == tunespace ]] && revert_scenario
   local ended=$(date +%s.%N)
   echo "$status" >"$dir/exit_status"
