@@ -2,9 +2,16 @@
 //
 // One CTA owns kBlockM = 128 query rows of one (batch, head): two warpgroups of 64 rows each
 // (wgmma's M). Thread 0 also acts as the producer: it issues the bulk tensor copies (TMA) of
-// Q once and of K and V tiles of kBlockN = 128 keys into two-deep rings, each copy completing
-// on its buffer's "full" mbarrier; the warpgroups release a buffer on its "empty" mbarrier
-// once the wgmmas that read it have retired. There is no CTA-wide barrier in the key loop.
+// Q once and of K and V tiles of kBlockN = 128 keys into KG_FA_STAGES-deep rings (default
+// two), each copy completing on its buffer's "full" mbarrier; the warpgroups release a buffer
+// on its "empty" mbarrier once the wgmmas that read it have retired. There is no CTA-wide
+// barrier in the key loop.
+//
+// -DKG_FA_PRODUCER_WG=1 builds FlashAttention-3's warp-specialised form instead (issue 28; not
+// a registered variant, scripts/fa-experiment.py times it): 384 threads, warpgroup 0 the
+// producer (setmaxnreg.dec to 24 registers; its thread 0 issues every copy, waiting on the
+// empty barriers, then the warpgroup exits), warpgroups 1 and 2 the two consumers exactly as
+// above (setmaxnreg.inc to 240), so no consumer warp ever waits on an empty barrier.
 //
 // Per warpgroup and key tile j:
 //   S(j+1) = Q K(j+1)^T   wgmma, A (Q) and B (K) from shared memory, both K-major;
@@ -31,11 +38,21 @@
 #ifndef KG_FA_PINGPONG
 #define KG_FA_PINGPONG 1
 #endif
+// 1: a producer warpgroup of its own (384 threads); 0: thread 0 of warpgroup 0 produces too.
+#ifndef KG_FA_PRODUCER_WG
+#define KG_FA_PRODUCER_WG 0
+#endif
+// Depth of the K and V rings (tiles of each in flight).
+#ifndef KG_FA_STAGES
+#define KG_FA_STAGES 2
+#endif
 
 namespace {
 
-// Named barriers 1 and 2 (0 is __syncthreads): "warpgroup w may issue". The owner waits
-// (128 threads), the other warpgroup arrives (128 more).
+// Named barriers 1 and 2 (0 is __syncthreads): "consumer warpgroup w may issue". The owner
+// waits (128 threads), the other consumer warpgroup arrives (128 more). The producer
+// warpgroup of the KG_FA_PRODUCER_WG build uses no named barrier, and no thread uses
+// barrier 0 after the roles split (the producer warpgroup exits early, which would hang it).
 __device__ __forceinline__ void turn_wait(int warpgroup) {
   if (KG_FA_PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + warpgroup) : "memory");
 }
@@ -45,9 +62,23 @@ __device__ __forceinline__ void turn_pass(int warpgroup) {
 
 constexpr int kBlockM = 128;  // query rows per CTA: two warpgroups of 64
 constexpr int kBlockN = 128;  // keys per tile
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
+constexpr bool kProducerWG = KG_FA_PRODUCER_WG != 0;
+constexpr int kConsumerThreads = 256;  // the two warpgroups that compute
+constexpr int kThreads = kProducerWG ? kConsumerThreads + 128 : kConsumerThreads;
+constexpr int kConsumerWarps = kConsumerThreads / 32;  // one arrival each on an empty barrier
 constexpr int kBoxCols = 64;  // head-dim columns per TMA box: one 128-byte swizzle row
+constexpr int kStages = KG_FA_STAGES;
+static_assert(kStages >= 2, "KG_FA_STAGES must be at least 2 (the key loop refills V(j + 1) while V(j) is read)");
+// setmaxnreg budget of the KG_FA_PRODUCER_WG build: 128 x 24 + 256 x 240 = 64512 of the SM's
+// 65536 registers (a producer at 40 would leave the consumers 232 at most).
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536, "setmaxnreg: over the register file");
+constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA may have on sm_90
+
+// Ring slot and mbarrier phase of key tile j: its buffer and the parity of its use of it.
+__device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
+__device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
 template <int kD>
 struct Layout {
@@ -58,20 +89,24 @@ struct Layout {
   static constexpr int kKVBytes = kKVBoxBytes * kBoxes;  // one K or one V tile
   // Offsets from the 1024-byte aligned base (the 128-byte swizzle repeats every 1024 bytes).
   static constexpr int kQ = 0;
-  static constexpr int kK = kQ + kQBytes;      // two K buffers
-  static constexpr int kV = kK + 2 * kKVBytes;  // two V buffers
-  static constexpr int kBars = kV + 2 * kKVBytes;
-  static constexpr int kSmemBytes = 1024 + kBars + 9 * 8;  // alignment slack, buffers, barriers
+  static constexpr int kK = kQ + kQBytes;              // kStages K buffers
+  static constexpr int kV = kK + kStages * kKVBytes;   // kStages V buffers
+  static constexpr int kBars = kV + kStages * kKVBytes;
+  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages) * 8;  // alignment slack, buffers, barriers
+  // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages; D = 64: up to 6.
+  static_assert(kSmemBytes <= kSmemLimit,
+                "KG_FA_STAGES: Q and the K and V rings need more than the 227 KB of shared memory a CTA may have "
+                "at the head dim kD of the instantiation named below (D = 128 takes at most 3 stages, D = 64 at most 6)");
 };
 
-// Barriers after the buffers: Q full, then K full, V full, K empty, V empty (two each).
+// Barriers after the buffers: Q full, then K full, V full, K empty, V empty (kStages each).
 struct Bars {
   uint32_t base;
   __device__ uint32_t q_full() const { return base; }
-  __device__ uint32_t k_full(int s) const { return base + 8 + 8 * s; }
-  __device__ uint32_t v_full(int s) const { return base + 24 + 8 * s; }
-  __device__ uint32_t k_empty(int s) const { return base + 40 + 8 * s; }
-  __device__ uint32_t v_empty(int s) const { return base + 56 + 8 * s; }
+  __device__ uint32_t k_full(uint32_t s) const { return base + 8 + 8 * s; }
+  __device__ uint32_t v_full(uint32_t s) const { return base + 8 + 8 * (kStages + s); }
+  __device__ uint32_t k_empty(uint32_t s) const { return base + 8 + 8 * (2 * kStages + s); }
+  __device__ uint32_t v_empty(uint32_t s) const { return base + 8 + 8 * (3 * kStages + s); }
 };
 
 // Copies rows [row0, row0 + rows) of head `bh` (all kD columns, in 64-column boxes) to dst.
@@ -106,38 +141,73 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
   const int n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
 
-  const bool producer = threadIdx.x == 0;
+  const bool producer = threadIdx.x == 0;  // the one thread that issues copies, in both builds
   if (producer) {
     kg::mbar_init(bars.q_full(), 1);
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < kStages; ++s) {
       kg::mbar_init(bars.k_full(s), 1);
       kg::mbar_init(bars.v_full(s), 1);
-      kg::mbar_init(bars.k_empty(s), kWarps);
-      kg::mbar_init(bars.v_empty(s), kWarps);
+      kg::mbar_init(bars.k_empty(s), kConsumerWarps);
+      kg::mbar_init(bars.v_empty(s), kConsumerWarps);
     }
     kg::mbar_init_fence();
   }
-  __syncthreads();
+  __syncthreads();  // the last CTA-wide barrier: the barriers are initialised, the roles split
 
+  auto load_q = [&]() {
+    kg::mbar_arrive_expect_tx(bars.q_full(), L::kQBytes);
+    load_rows<kD>(s_q, &q_map, L::kQBoxBytes, m0, bh, bars.q_full());
+  };
   auto load_k = [&](int j) {
-    const int s = j & 1;
+    const uint32_t s = stage_of(j);
     kg::mbar_arrive_expect_tx(bars.k_full(s), L::kKVBytes);
     load_rows<kD>(s_k + s * L::kKVBytes, &k_map, L::kKVBoxBytes, j * kBlockN, bh, bars.k_full(s));
   };
   auto load_v = [&](int j) {
-    const int s = j & 1;
+    const uint32_t s = stage_of(j);
     kg::mbar_arrive_expect_tx(bars.v_full(s), L::kKVBytes);
     load_rows<kD>(s_v + s * L::kKVBytes, &v_map, L::kKVBoxBytes, j * kBlockN, bh, bars.v_full(s));
   };
+  // Tile j's buffer held tile j - kStages: wait until every consumer warp has released it
+  // (that use's phase of the empty barrier, the one before tile j's).
+  auto refill_k = [&](int j) {
+    if (j >= kStages) kg::mbar_wait(bars.k_empty(stage_of(j)), phase_of(j) ^ 1);
+    load_k(j);
+  };
+  auto refill_v = [&](int j) {
+    if (j >= kStages) kg::mbar_wait(bars.v_empty(stage_of(j)), phase_of(j) ^ 1);
+    load_v(j);
+  };
+
+#if KG_FA_PRODUCER_WG
+  if (threadIdx.x < 128) {
+    // The producer warpgroup: registers back to the pool, then thread 0 issues every copy in
+    // the order the consumers read them (Q, K(0), then K(j + 1) before V(j)), each as soon as
+    // its buffer is free, and the warpgroup exits. The consumers' full-barrier waits keep the
+    // CTA alive until the last copy has landed.
+    kg::setmaxnreg_dec<kProducerRegs>();
+    if (producer) {
+      load_q();
+      load_k(0);
+      for (int j = 1; j < n_tiles; ++j) {
+        refill_k(j);
+        refill_v(j - 1);
+      }
+      refill_v(n_tiles - 1);
+    }
+    return;
+  }
+  kg::setmaxnreg_inc<kConsumerRegs>();
+  const int warpgroup = (threadIdx.x >> 7) - 1;  // consumer warpgroup 0 or 1
+#else
   if (producer) {
-    kg::mbar_arrive_expect_tx(bars.q_full(), L::kQBytes);
-    load_rows<kD>(s_q, &q_map, L::kQBoxBytes, m0, bh, bars.q_full());
+    load_q();
     load_k(0);
     load_v(0);
-    if (n_tiles > 1) load_k(1);
+    for (int j = 1; j < kStages && j < n_tiles; ++j) load_k(j);
   }
-
   const int warpgroup = threadIdx.x >> 7;
+#endif
   const int warp_in_group = (threadIdx.x >> 5) & 3;
   const int lane = threadIdx.x & 31;
   const bool arriver = lane == 0;  // one arrival per warp on the empty barriers
@@ -157,8 +227,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
 
   auto issue_s = [&](int j) {
-    const int s = j & 1;
-    kg::mbar_wait(bars.k_full(s), (j >> 1) & 1);
+    const uint32_t s = stage_of(j);
+    kg::mbar_wait(bars.k_full(s), phase_of(j));
 #pragma unroll
     for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
     kg::wgmma_fence();
@@ -174,8 +244,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
   };
   auto issue_pv = [&](int j) {
-    const int s = j & 1;
-    kg::mbar_wait(bars.v_full(s), (j >> 1) & 1);
+    const uint32_t s = stage_of(j);
+    kg::mbar_wait(bars.v_full(s), phase_of(j));
 #pragma unroll
     for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
     kg::wgmma_fence();
@@ -255,23 +325,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   softmax(0);
   rescale_and_pack();
 
-  // The producer's part of key tile j: K(j + 2) goes where K(j) was (released by every warp
-  // before S(j + 1) was issued), V(j + 1) where V(j - 1) was (released at the end of j - 1).
+  // Thread 0's producer part of key tile j (without a producer warpgroup): K(j + kStages)
+  // goes where K(j) was (released by every warp before S(j + 1) was issued), V(j + 1) where
+  // V(j + 1 - kStages) was (released at the end of that tile). Both waits stall warp 0 until
+  // the other warpgroup has released the buffer too: what KG_FA_PRODUCER_WG takes away.
   auto produce = [&](int j) {
-    if (j + 2 < n_tiles) {
-      kg::mbar_wait(bars.k_empty(j & 1), (j >> 1) & 1);
-      load_k(j + 2);
-    }
-    if (j + 1 < n_tiles) {
-      if (j >= 1) kg::mbar_wait(bars.v_empty((j + 1) & 1), ((j - 1) >> 1) & 1);
-      load_v(j + 1);
-    }
+    if (j + kStages < n_tiles) refill_k(j + kStages);
+    if (j + 1 < n_tiles) refill_v(j + 1);
   };
   // Every tile but the last: the loop body has no branch around a wgmma, which is what lets
   // ptxas keep the wgmmas asynchronous (with one, it serialises them: warning C7514).
   const int last = n_tiles - 1;
   for (int j = 0; j < last; ++j) {
-    if (producer) produce(j);
+    if (!kProducerWG && producer) produce(j);
     turn_wait(warpgroup);
     issue_s(j + 1);
     issue_pv(j);
@@ -280,12 +346,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     kg::wgmma_wait<1>();
 #pragma unroll
     for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
-    if (arriver) kg::mbar_arrive(bars.k_empty((j + 1) & 1));
+    if (arriver) kg::mbar_arrive(bars.k_empty(stage_of(j + 1)));
     softmax(j + 1);
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
-    if (arriver) kg::mbar_arrive(bars.v_empty(j & 1));
+    if (arriver) kg::mbar_arrive(bars.v_empty(stage_of(j)));
     rescale_and_pack();
   }
   turn_wait(warpgroup);
