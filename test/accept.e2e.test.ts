@@ -232,6 +232,66 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
     server.assertValid();
   });
 
+  it('on two H100s (runs 83 and 84): blocks without the label, passes with it, as the machine posted', async () => {
+    // Recorded 2026-11-27 01:27-01:32 UTC on the device tool's nvidia-h100-x2 (2 × H100 80GB HBM3,
+    // 0504f36): `go.sh xa 560 accept`, triton_fa2 planted 2 % slower in the head, under
+    // fail_on_slower: true, the pull request labelled kernelgate-accept by alice.
+    const dir = join(ROOT, 'test/fixtures/recorded/accept-h100x2-run84');
+    const onMachine = JSON.parse(readFileSync(join(dir, 'verdict.json'), 'utf8')) as unknown;
+    expect(onMachine).toMatchObject({
+      verdict: 'pass',
+      accepted: { label: 'kernelgate-accept', by: 'alice', pr: 42, cases: 26 },
+    });
+    const posted = readFileSync(join(dir, 'comment.md'), 'utf8');
+    expect(posted.split('\n')[1]).toBe(
+      '## kernelgate: ⚠️ regression (accepted): attention/triton\\_fa2 slower on 26 cases · PR #42',
+    );
+    expect(posted).toContain(
+      '- Policy: blocking; accepted by @&#8203;alice with the label `kernelgate-accept`, so the 26 SLOWER cases pass (an acceptance never covers correctness).',
+    );
+    expect(posted).toContain('**217 cases on H100-SXM**');
+
+    const results = recorded('accept-h100x2-run84');
+    server.addPullRequest({ number: 43, headSha: '0504f3669cba3f094d4e1bb55b06563ef5737530' });
+    const pr43 = (labels: string[]) =>
+      action({
+        eventName: 'pull_request',
+        eventFile: eventFile({
+          ...events('pull_request.same-repo.opened.json'),
+          number: 43,
+          pull_request: {
+            ...(events('pull_request.same-repo.opened.json')['pull_request'] as object),
+            number: 43,
+            labels: labels.map((name, id) => ({ id, name })),
+          },
+        }),
+        ref: 'refs/pull/43/merge',
+        sha: '0504f3669cba3f094d4e1bb55b06563ef5737530',
+        results,
+        runId: '301',
+      });
+    const blocked = await pr43([]);
+    expect(blocked.outputs['verdict']).toBe('fail');
+    expect(blocked.failed[0]).toMatch(/^kernelgate: the gate failed \(26 reasons\):/);
+    const last = () => server.commentsOn(43).at(-1)?.body ?? '';
+    expect(last()).toContain(
+      '- Policy: blocking; add the label `kernelgate-accept` to accept the 26 SLOWER cases (performance only: correctness failures cannot be accepted).',
+    );
+    server.applyLabel(43, 'kernelgate-accept', 'alice');
+    const accepted = await pr43(['kernelgate-accept']);
+    expect(accepted.failed).toEqual([]);
+    expect(accepted.verdict.accepted).toEqual({
+      label: 'kernelgate-accept',
+      by: 'alice',
+      pr: 43,
+      cases: 26,
+    });
+    expect(last().split('\n')[1]).toBe(
+      '## kernelgate: ⚠️ regression (accepted): attention/triton\\_fa2 slower on 26 cases · PR #43',
+    );
+    server.assertValid();
+  });
+
   it('never accepts a correctness failure', async () => {
     const broken = await pr(['kernelgate-accept'], recorded('broken'));
     expect(broken.outputs['verdict']).toBe('fail');

@@ -293,6 +293,70 @@ describe(`the sticky comment in a pull request's conversation (${PR_COLUMN_PX} p
   );
 });
 
+describe(`an accepted regression's comment, two H100s (${PR_COLUMN_PX} px)${suffix}`, () => {
+  // Run 84 (2026-11-27, nvidia-h100-x2, 0504f36: gpu-e2e.sh accept): triton_fa2 planted 2 % slower
+  // under fail_on_slower: true, labelled kernelgate-accept by alice. comment.md is the body the
+  // action posted on the machine: its changed table had a GPU column (two GPUs), an eighth, and
+  // scrolled in the column; today's comment leaves the GPU to the full report.
+  const DIR = join(ROOT, 'test/fixtures/recorded/accept-h100x2-run84');
+  const TITLE = 'planted fault: attention.triton_fa2:slow:2, accepted';
+  const firstScreen = (page: Page) =>
+    page.evaluate<{ text: string; bottom: number }[]>(
+      "[...document.querySelectorAll('.markdown-body h2, .markdown-body li')].filter((e) => /kernelgate:|Policy:/.test(e.textContent)).map((e) => ({ text: e.innerText, bottom: Math.round(e.getBoundingClientRect().bottom) }))",
+    );
+  const OUTCOME = [
+    'kernelgate: ⚠️ regression (accepted): attention/triton_fa2 slower on 26 cases · PR #42',
+    'Policy: blocking; accepted by @\u200balice with the label kernelgate-accept, so the 26 SLOWER cases pass (an acceptance never covers correctness).',
+  ];
+
+  inBrowser(
+    'accept-h100x2-run84 as posted: outcome and who accepted on the first screen; its GPU column scrolled',
+    async () => {
+      const posted = readFileSync(join(DIR, 'comment.md'), 'utf8');
+      const { page, layout } = await open(
+        prViewPage(posted, TITLE),
+        PR_WINDOW,
+        'pr-view-accept-h100-posted.png',
+      );
+      const top = await firstScreen(page);
+      expect(top.map((t) => t.text)).toEqual(OUTCOME);
+      for (const t of top) expect(t.bottom).toBeLessThan(PR_WINDOW.height);
+      expect(layout.tables.filter((t) => t.scrolls).map((t) => t.under)).toEqual(['attention']);
+    },
+    30_000,
+  );
+
+  inBrowser(
+    'accept-h100x2-run84 rendered today: the same first screen, nothing overflows the column',
+    async () => {
+      const config = loadConfig(ROOT);
+      const blocking = { ...config, policy: { ...config.policy, failOnSlower: true } };
+      const comment = judge(
+        loadResults(join(DIR, 'results.json.gz')),
+        undefined,
+        blocking,
+        'pr',
+        { runUrl: 'https://github.com/kernelgate/kernelgate/actions/runs/accept', prNumber: 42 },
+        undefined,
+        { acceptance: { label: 'kernelgate-accept', by: 'alice', pr: 42 } },
+      ).rendered.comment;
+      const { page, layout } = await open(
+        prViewPage(comment, TITLE),
+        PR_WINDOW,
+        'pr-view-accept-h100.png',
+      );
+      expect(layout.pageOverflow).toBe(false);
+      expect(layout.overflowing).toEqual([]);
+      expect(layout.tables.filter((t) => t.scrolls).map((t) => t.under)).toEqual([]);
+      for (const t of layout.tables) expect(t.columns, t.under).toBeLessThanOrEqual(MAX_COLUMNS);
+      const top = await firstScreen(page);
+      expect(top.map((t) => t.text)).toEqual(OUTCOME);
+      for (const t of top) expect(t.bottom).toBeLessThan(PR_WINDOW.height);
+    },
+    30_000,
+  );
+});
+
 /** A recorded H100 night re-dated, as the store's history orders the nights. */
 const night = (run: string, iso: string) => {
   const r = loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json.gz'));

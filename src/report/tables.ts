@@ -121,6 +121,7 @@ function sharedLine(shared: Shared): string {
  * request's 780 px column): in the full report it does not wrap; in the comment it wraps between
  * axes and the note is cut to `COMMENT_NOTE_CHARS`. What every row shares (the variant, the Δ's
  * method, axes) is said once above the table, so the full report's fits 1012 px on one line a row.
+ * The `GPU` column (several GPUs measured the run) is the full report's only.
  */
 export function changedTable(
   cases: CaseComparison[],
@@ -158,7 +159,9 @@ export function changedTable(
     },
     ...checks,
     caseColumn(cases, axes, full),
-    ...gpuColumns(input),
+    // Which GPU measured a case is the full report's: in the comment an eighth column made the
+    // table scroll in the 780 px conversation column (run 84, two H100s, 2026-11-27).
+    ...(full ? gpuColumns(input) : []),
     { header: 'ms', align: 'r', cell: (c) => ms(c.medianMs) },
     { header: 'base', align: 'r', cell: (c) => ms(c.baselineMedianMs) },
     { header: 'CI of Δ', align: 'r', cell: (c) => perfOf(c)[2] },
