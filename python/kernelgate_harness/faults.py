@@ -100,7 +100,18 @@ def slow_by(run, pct, device):
 
 
 def wrap(run, mode, device="cpu"):
-    """The variant's run function with the fault planted."""
+    """The variant's run function with the fault planted. It still names the kernel the variant
+    launched (`compiled_kernel`, compiled.py): without it a planted slowdown's Why-it-moved read
+    "the head recorded no compiled-kernel metadata (an older harness or kernel module)" (run 84,
+    two H100s, 2026-11-27)."""
+    planted = _planted(run, mode, device)
+    get = getattr(run, "compiled_kernel", None)
+    if get is not None:
+        planted.compiled_kernel = get
+    return planted
+
+
+def _planted(run, mode, device):
     if mode.startswith("slow:"):
         return slow_by(run, float(mode.partition(":")[2]), device)
     if mode == "wrong":

@@ -212,6 +212,20 @@ def test_planted_slow_fault_does_the_work_twice():
     assert faults.parse("attention.triton_fa2:slow") == ("attention", "triton_fa2", "slow")
 
 
+@pytest.mark.parametrize("mode", ["slow", "slow:2", "wrong", "nan"])
+def test_a_planted_fault_still_names_the_compiled_kernel(mode):
+    """compiled.py reads `run.compiled_kernel`: a planted fault must not hide it (run 84 on two
+    H100s said the head 'recorded no compiled-kernel metadata')."""
+    from kernelgate_harness import faults
+
+    def run(inputs, out):
+        return out
+
+    run.compiled_kernel = lambda: "the kernel"
+    assert faults.wrap(run, mode, "cpu").compiled_kernel() == "the kernel"
+    assert not hasattr(faults.wrap(lambda i, o: o, mode, "cpu"), "compiled_kernel")
+
+
 def test_a_planted_small_slowdown_spins_a_share_of_the_variants_own_time():
     import time
 
