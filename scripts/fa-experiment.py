@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""A developer's experiment on kernels/attention/cuda/fa_wgmma.cu (issue 28; docs/notes/kernel-gaps.md,
+"Next experiment"): builds the file once per set of -D flags, checks every build against torch's SDPA
+computed in fp32 and times the builds and F.scaled_dot_product_attention (its default backend),
+interleaved round by round, on the headline cases and two small tail shapes.
+
+    python3 scripts/fa-experiment.py --build base= --build ws=-DKG_FA_PRODUCER_WG=1 \\
+        --build ws3=-DKG_FA_PRODUCER_WG=1,-DKG_FA_STAGES=3 [--cases dtype=fp16,D=128] --out fa.json
+    python3 scripts/fa-experiment.py --dry-run --build base= --build ws=-DKG_FA_PRODUCER_WG=1
+
+--dry-run builds only (no GPU needed). A failed build or check is printed with its case and the run
+goes on with the other builds; the exit status is 1 when anything failed. The JSON is rewritten after
+every case, so a run cut short keeps what it measured. The builds are not registered variants: the
+action never runs this.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "python"), str(REPO)]
+
+from kernelgate_harness.manifest import case_id, load_manifest  # noqa: E402
+
+MANIFEST = REPO / "kernels" / "attention" / "kernel.yml"
+VARIANT = "cuda_fa_wgmma"  # whose build section (sources, flags) and entry the builds reuse
+# The build stage's nvcc command around a variant's flags (src/measure/build/variant.ts).
+NVCC_ARGS = ["-shared", "-Xcompiler", "-fPIC", "-O3"]
+HEADLINE = {"B": 16, "H": 96, "S": 4096}
+TAILS = ({"B": 2, "H": 3, "S": 1000}, {"B": 2, "H": 3, "S": 77})
+AXES = {"dtype": ("fp16", "bf16"), "D": (128, 64), "causal": (False, True)}
+NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+HANG_S = 60  # a call that has not finished after this long is taken for a hang: the run stops
+SEED = 0
+
+
+def parse_build(text):
+    """--build NAME=FLAGS: FLAGS is a comma-separated list of nvcc flags, possibly empty."""
+    name, sep, flags = text.partition("=")
+    if not sep:
+        raise ValueError(f"--build {text}: expected NAME=FLAGS")
+    if not NAME.match(name):
+        raise ValueError(f"--build {text}: NAME must be letters, digits, '_' or '-', got {name!r}")
+    parts = [f for f in flags.split(",") if f]
+    for flag in parts:
+        if not flag.startswith("-"):
+            raise ValueError(f"--build {text}: flag {flag!r} must start with '-' (e.g. -DKG_FA_STAGES=3)")
+    return name, parts
+
+
+def parse_cases(text):
+    """--cases KEY=VALUE,...: keeps the cases whose dtype, D and causal are among the values given."""
+    wanted = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or key not in AXES:
+            raise ValueError(f"--cases {text}: {item!r} is not KEY=VALUE with KEY one of {', '.join(AXES)}")
+        allowed = {str(v).lower(): v for v in AXES[key]}
+        if value.lower() not in allowed:
+            raise ValueError(f"--cases {text}: {key}={value} is not one of {', '.join(allowed)}")
+        wanted.setdefault(key, set()).add(allowed[value.lower()])
+    return wanted
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="fa-experiment.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--build", action="append", default=[], metavar="NAME=FLAGS", help="a build of fa_wgmma.cu: NAME=-DA=1,-DB=2 (repeatable)")
+    p.add_argument("--cases", metavar="KEY=VALUE,...", help="narrow dtype, D, causal, e.g. dtype=fp16,D=128,causal=false")
+    p.add_argument("--rounds", type=int, default=30, help="timed rounds per case (default 30)")
+    p.add_argument("--warmup-s", type=float, default=1.0, help="warm-up of each build and SDPA on its first call of a case (default 1 s)")
+    p.add_argument("--burst-ms", type=float, default=20.0, help="about how long one timed burst of calls lasts (default 20 ms)")
+    p.add_argument("--out", help="the JSON to write (required unless --dry-run)")
+    p.add_argument("--dry-run", action="store_true", help="build only: no GPU, no checks, no timing")
+    args = p.parse_args(argv)
+    try:
+        builds = {}
+        for text in args.build:
+            name, flags = parse_build(text)
+            if name in builds:
+                raise ValueError(f"--build {text}: the name {name} is given twice")
+            builds[name] = flags
+        args.builds = builds
+        args.wanted = parse_cases(args.cases) if args.cases else {}
+    except ValueError as e:
+        p.error(str(e))
+    if not builds:
+        p.error("--build: give at least one, e.g. --build base=")
+    if args.rounds < 1:
+        p.error(f"--rounds {args.rounds}: must be at least 1")
+    if not args.dry_run and not args.out:
+        p.error("--out: required unless --dry-run")
+    return args
+
+
+def select_cases(wanted):
+    """Headline cases first, then the tails, each over the dtype x D x causal axes kept by --cases."""
+    combos = [
+        {"dtype": dt, "D": d, "causal": c}
+        for dt in AXES["dtype"] for d in AXES["D"] for c in AXES["causal"]
+        if all(v in wanted.get(k, (v,)) for k, v in (("dtype", dt), ("D", d), ("causal", c)))
+    ]
+    shapes = (HEADLINE, *TAILS)
+    cases = [{"dtype": c["dtype"], **shape, "D": c["D"], "causal": c["causal"]} for shape in shapes for c in combos]
+    return [{"id": case_id(p), "params": p} for p in cases]
+
+
+# -- builds --
+
+
+def find_nvcc():
+    for cand in (shutil.which("nvcc"), os.path.join(os.environ.get("CUDA_HOME", "/nonexistent"), "bin", "nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+def find_cuobjdump():
+    """The toolkit's cuobjdump, else the one in the Triton wheel; None when neither is there."""
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    try:
+        import triton
+    except ImportError:
+        return None
+    wheel = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    return str(wheel) if wheel.exists() else None
+
+
+INSTANCE = re.compile(r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E")
+DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
+
+
+def parse_ptxas(log):
+    """Per kernel instance (fp16/bf16, D, causal): registers, stack, spills from `-Xptxas -v`; and
+    every ptxas warning line (C7514 "wgmma serialized" and kin)."""
+    instances, current = [], None
+    for line in log.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            inst = INSTANCE.search(m.group(1))
+            label = f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{' causal' if inst.group(3) == '1' else ''}" if inst else m.group(1)
+            current = {"instance": label}
+            instances.append(current)
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and current is not None:
+            current.update(stack_bytes=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+        m = re.search(r"Used (\d+) registers", line)
+        if m and current is not None:
+            current["registers"] = int(m.group(1))
+    warnings = [line.strip() for line in log.splitlines() if re.search(r"warning", line, re.IGNORECASE)]
+    return instances, warnings
+
+
+def sass_counts(cuobjdump, library):
+    """How many HGMMA, USETMAXREG and local-memory (LDL/STL) instructions the library's SASS holds."""
+    out = subprocess.run([cuobjdump, "-sass", library], capture_output=True, text=True, timeout=300).stdout
+    return {op: len(re.findall(rf"\b{op}\b", out)) for op in ("HGMMA", "USETMAXREG", "UTMALDG", "LDL", "STL")}
+
+
+def build(name, flags, manifest, workdir, nvcc, cuobjdump):
+    """One build of the variant's sources with `flags` added; the record says what ptxas said."""
+    spec = next(v for v in manifest.variants if v["name"] == VARIANT)["build"]
+    sources = [str(MANIFEST.parent / s) for s in spec["sources"]]
+    library = str(Path(workdir) / f"fa_wgmma_{name}.so")
+    cmd = [nvcc, *NVCC_ARGS, *spec.get("flags", []), "-Xptxas", "-v", *flags, "-o", library, *sources]
+    record = {"name": name, "flags": flags, "command": " ".join(cmd)}
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    record["seconds"] = round(time.monotonic() - start, 1)
+    log = proc.stdout + proc.stderr
+    record["instances"], record["warnings"] = parse_ptxas(log)
+    if proc.returncode != 0:
+        lines = log.splitlines()
+        # the first errors, and where the first was instantiated (a static_assert names kD there)
+        errors = [line for line in lines if "error" in line][:2] + [line.strip() for line in lines if "instantiation of" in line][:1]
+        record.update(ok=False, error=f"nvcc exited with {proc.returncode}: {' | '.join(errors or lines[-5:])}")
+        return record
+    record.update(ok=True, library=library)
+    if cuobjdump:
+        record["sass"] = sass_counts(cuobjdump, library)
+    return record
+
+
+def print_build(record):
+    if not record["ok"]:
+        print(f"build {record['name']}: FAILED: {record['error']}", flush=True)
+        return
+    regs = ", ".join(f"{i['instance']} {i.get('registers')}" for i in record["instances"])
+    local = sum(i.get("stack_bytes", 0) + i.get("spill_stores", 0) + i.get("spill_loads", 0) for i in record["instances"])
+    print(f"build {record['name']} ({' '.join(record['flags']) or 'no flags'}, {record['seconds']} s): registers {regs}; "
+          f"stack+spills {local} bytes; SASS {record.get('sass', 'not read (no cuobjdump)')}", flush=True)
+    for w in record["warnings"]:
+        print(f"build {record['name']}: ptxas: {w}", flush=True)
+
+
+# -- checks and timing on the GPU --
+
+
+class LibraryCtx:
+    """The harness's context as cuda_variants' factories use it: a CUDA run whose library is ours."""
+
+    device = "cuda"
+    interpret = False
+
+    def __init__(self, library):
+        self._library = library
+
+    def library(self, variant):
+        return self._library
+
+
+def wait(torch, event, what):
+    """Waits for `event`; a call still running after HANG_S seconds is taken for a hang."""
+    deadline = time.monotonic() + HANG_S
+    while not event.query():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: no result after {HANG_S} s (a hang?)")
+        time.sleep(0.0005)
+
+
+def check(torch, fn, inputs, out, tolerance, what):
+    """rel L2 and max |error| of one call's output against SDPA in fp32, batch by batch."""
+    import torch.nn.functional as F
+
+    out.fill_(float("nan"))
+    result = fn(inputs, out)
+    done = torch.cuda.Event()
+    done.record()
+    wait(torch, done, what)
+    num = den = 0.0
+    worst = 0.0
+    for b in range(result.shape[0]):
+        q, k, v = (inputs[n][b : b + 1].float() for n in ("q", "k", "v"))
+        ref = F.scaled_dot_product_attention(q, k, v, is_causal=bool(inputs["causal"]))
+        err = result[b : b + 1].float() - ref
+        num += float(err.square().sum())
+        den += float(ref.square().sum())
+        worst = max(worst, float(err.abs().max()))
+    rel = math.sqrt(num / den) if den > 0 else float("inf")
+    ok = math.isfinite(rel) and rel <= tolerance
+    return {"rel_l2": rel, "max_abs": worst, "tolerance": tolerance, "ok": ok}
+
+
+def time_runners(torch, runners, inputs, out, args, what):
+    """Warm-up then `rounds` rounds; in each, every runner times one burst (CUDA events), the order
+    rotated round by round so that no runner always follows the same one. ms per call per round."""
+    plan = {}
+    for name, fn in runners:
+        calls, start = 0, time.monotonic()
+        while time.monotonic() - start < args.warmup_s or calls == 0:
+            fn(inputs, out)
+            done = torch.cuda.Event()
+            done.record()
+            wait(torch, done, f"{what}: {name} warm-up")
+            calls += 1
+        per_call_ms = 1000 * (time.monotonic() - start) / calls
+        plan[name] = max(1, math.ceil(args.burst_ms / per_call_ms))
+    samples = {name: [] for name, _ in runners}
+    for r in range(args.rounds):
+        for name, fn in runners[r % len(runners):] + runners[: r % len(runners)]:
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            for _ in range(plan[name]):
+                fn(inputs, out)
+            end.record()
+            wait(torch, end, f"{what}: {name} round {r}")
+            samples[name].append(begin.elapsed_time(end) / plan[name])
+    return {name: {"calls_per_burst": plan[name], "samples_ms": samples[name], "median_ms": statistics.median(samples[name])} for name, _ in runners}
+
+
+def gpu_facts():
+    fields = "name,serial,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.limit,pci.device_id"
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        return {"nvidia_smi_error": str(e)}
+    first = (out.stdout.strip().splitlines() or [""])[0]
+    return dict(zip(fields.split(","), (v.strip() for v in first.split(",")), strict=False)) | {"nvidia_smi_rc": out.returncode}
+
+
+def run_case(torch, case, builds, manifest, args, failures):
+    from kernels.attention import bench, cuda_variants
+
+    params, cid = case["params"], case["id"]
+    tolerance = float(manifest.tolerance[params["dtype"]]["rel_l2"])
+    inputs = bench.make_inputs(params, SEED, "cuda")
+    out = torch.empty_like(inputs["q"])
+    flops = bench.work(params)["flops"]
+    record = {"id": cid, "params": params, "flops": flops, "checks": {}, "timing": {}}
+    runners = []
+    checked = {**inputs, "causal": params["causal"]}
+    candidates = [(b["name"], cuda_variants.cuda_fa_wgmma(params, LibraryCtx(b["library"]))) for b in builds if b["ok"]]
+    candidates.append(("sdpa_default", bench.VARIANTS["sdpa_default"](params, LibraryCtx(None))))
+    for name, fn in candidates:
+        try:
+            result = check(torch, fn, checked, out, tolerance, f"{cid}: {name}")
+        except TimeoutError:
+            raise  # the GPU may be stuck: run_gpu stops the run
+        except Exception as e:  # a refused launch, an illegal address: that build's failure on this case
+            result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        record["checks"][name] = result
+        if result["ok"]:
+            runners.append((name, fn))
+        else:
+            why = result.get("error") or f"rel_l2 {result['rel_l2']:.3g} > {tolerance:g}"
+            failures.append(f"{cid}: {name}: check failed: {why}")
+            print(failures[-1], flush=True)
+    if any(name == "sdpa_default" for name, _ in runners):
+        record["timing"] = time_runners(torch, runners, inputs, out, args, cid)
+        ref_ms = record["timing"]["sdpa_default"]["median_ms"]
+        for name, t in record["timing"].items():
+            t["tflops"] = flops / (t["median_ms"] * 1e-3) / 1e12
+            t["ratio_to_sdpa_default"] = ref_ms / t["median_ms"]
+            rel = record["checks"][name]["rel_l2"]
+            speed = f"{t['median_ms']:9.4f} ms {t['tflops']:7.1f} TFLOPS {t['ratio_to_sdpa_default']:6.3f}x SDPA default"
+            print(f"{cid}: {name:<14} {speed} (rel_l2 {rel:.2e})", flush=True)
+    del inputs, out
+    torch.cuda.empty_cache()
+    return record
+
+
+def write(path, doc):
+    if path:
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, path)
+
+
+def main(argv):
+    args = parse_args(argv)
+    manifest = load_manifest(str(MANIFEST))
+    nvcc = find_nvcc()
+    if nvcc is None:
+        print("fa-experiment.py: nvcc not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin", file=sys.stderr)
+        return 2
+    utc = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    doc = {"tool": "scripts/fa-experiment.py", "argv": argv, "utc": utc, "dry_run": args.dry_run}
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="fa-experiment-") as workdir:
+        cuobjdump = find_cuobjdump()
+        with ThreadPoolExecutor(max_workers=max(1, min(len(args.builds), os.cpu_count() or 1))) as pool:
+            jobs = [pool.submit(build, name, flags, manifest, workdir, nvcc, cuobjdump) for name, flags in args.builds.items()]
+            builds = [j.result() for j in jobs]
+        for b in builds:
+            print_build(b)
+            if not b["ok"]:
+                failures.append(f"build {b['name']}: {b['error']}")
+        doc.update(builds=builds, failures=failures)
+        if not args.dry_run:
+            run_gpu(args, builds, manifest, doc, failures)
+        write(args.out, doc)
+    return 1 if failures else 0
+
+
+def run_gpu(args, builds, manifest, doc, failures):
+    import torch
+
+    doc["gpu"] = gpu_facts() | {"torch_name": torch.cuda.get_device_name(0)}
+    doc["torch"] = torch.__version__
+    doc["cases"] = []
+    for case in select_cases(args.wanted):
+        try:
+            doc["cases"].append(run_case(torch, case, builds, manifest, args, failures))
+        except TimeoutError as e:
+            failures.append(str(e))
+            print(f"{e}; stopping (the GPU may be stuck: nothing after this ran)", flush=True)
+            write(args.out, doc)
+            os._exit(3)  # a hung kernel cannot be interrupted; leaving the process frees the GPU
+        write(args.out, doc)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

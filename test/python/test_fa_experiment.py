@@ -1,0 +1,127 @@
+"""scripts/fa-experiment.py on the CPU: its argument errors name the bad value, its cases are the
+manifest's, ptxas's report is read per kernel instance, and with --dry-run (nvcc, no GPU) the default
+and the warp-specialised build of fa_wgmma.cu both compile without spills, stack or serialised wgmma,
+while a ring too deep for shared memory fails alone, with the static_assert's reason."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from kernelgate_harness.manifest import load_manifest
+
+SCRIPT = os.path.join(REPO, "scripts", "fa-experiment.py")
+spec = importlib.util.spec_from_file_location("fa_experiment", SCRIPT)
+fa = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fa)
+
+NVCC = fa.find_nvcc()
+
+
+def run(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--build", "ws"], "--build ws: expected NAME=FLAGS"),
+        (["--build", "w s=-DX"], "--build w s=-DX: NAME must be letters, digits, '_' or '-', got 'w s'"),
+        (["--build", "ws=KG_FA_STAGES=3"], "--build ws=KG_FA_STAGES=3: flag 'KG_FA_STAGES=3' must start with '-' (e.g. -DKG_FA_STAGES=3)"),
+        (["--build", "a=", "--build", "a=-DX"], "--build a=-DX: the name a is given twice"),
+        (["--build", "a=", "--cases", "D=96", "--dry-run"], "--cases D=96: D=96 is not one of 128, 64"),
+        (["--build", "a=", "--cases", "heads=3", "--dry-run"], "--cases heads=3: 'heads=3' is not KEY=VALUE with KEY one of dtype, D, causal"),
+        (["--build", "a=", "--rounds", "0", "--out", "x.json"], "--rounds 0: must be at least 1"),
+        (["--build", "a="], "--out: required unless --dry-run"),
+        (["--dry-run"], "--build: give at least one, e.g. --build base="),
+    ],
+)
+def test_argument_errors_name_the_bad_value(args, message):
+    r = run(*args)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == f"fa-experiment.py: error: {message}"
+
+
+def test_builds_split_their_flags_on_commas():
+    assert fa.parse_build("base=") == ("base", [])
+    assert fa.parse_build("ws3=-DKG_FA_PRODUCER_WG=1,-DKG_FA_STAGES=3") == ("ws3", ["-DKG_FA_PRODUCER_WG=1", "-DKG_FA_STAGES=3"])
+
+
+def test_the_cases_are_the_manifests_headline_first_then_the_tails():
+    manifest_ids = {c.id for c in load_manifest(str(fa.MANIFEST)).cases}
+    cases = fa.select_cases({})
+    assert len(cases) == 24
+    assert {c["id"] for c in cases} <= manifest_ids
+    assert [c["params"]["S"] for c in cases] == [4096] * 8 + [1000] * 8 + [77] * 8
+    narrowed = fa.select_cases(fa.parse_cases("dtype=bf16,D=64,causal=true"))
+    assert [c["id"] for c in narrowed] == [
+        "dtype=bf16,B=16,H=96,S=4096,D=64,causal=true",
+        "dtype=bf16,B=2,H=3,S=1000,D=64,causal=true",
+        "dtype=bf16,B=2,H=3,S=77,D=64,causal=true",
+    ]
+    # a key given twice keeps either value
+    assert len(fa.select_cases(fa.parse_cases("D=64,D=128,causal=false"))) == 12
+
+
+# What nvcc 13.0 printed for one instance of the warp-specialised build (-Xptxas -v), and the
+# warning ptxas gives when it serialises wgmma (the wording the build stage parses, inspect.ts).
+FN = "_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI13__nv_bfloat16Li64ELb1EEEv14CUtensorMap_stS2_S2_PT_iiif"
+PTXAS = f"""ptxas info    : Compiling entry function '{FN}' for 'sm_90a'
+ptxas info    : Function properties for {FN}
+    0 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 168 registers, used 16 barriers
+ptxas warning : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to the presence of Extern calls in the function 'f'
+"""
+
+
+def test_ptxas_report_is_read_per_instance():
+    instances, warnings = fa.parse_ptxas(PTXAS)
+    assert instances == [{"instance": "bf16 D64 causal", "stack_bytes": 0, "spill_stores": 8, "spill_loads": 4, "registers": 168}]
+    assert warnings == [PTXAS.splitlines()[-1]]
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory):
+    if NVCC is None:
+        pytest.skip("nvcc is not installed")
+    out = tmp_path_factory.mktemp("fa") / "fa.json"
+    r = run("--dry-run", "--build", "base=", "--build", "ws=-DKG_FA_PRODUCER_WG=1", "--build", "deep=-DKG_FA_PRODUCER_WG=1,-DKG_FA_STAGES=4", "--out", str(out))
+    return r, json.loads(out.read_text())
+
+
+def test_both_builds_compile_clean_and_a_too_deep_ring_fails_alone(dry_run):
+    r, doc = dry_run
+    assert r.returncode == 1  # the third build failed; the other two went on
+    builds = {b["name"]: b for b in doc["builds"]}
+    for name in ("base", "ws"):
+        b = builds[name]
+        assert b["ok"], b.get("error")
+        assert b["warnings"] == []  # no C7514-like "wgmma serialized"
+        assert len(b["instances"]) == 8
+        for inst in b["instances"]:
+            assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst
+    # 384 threads at one CTA per SM: ptxas allots 65536 / 384 rounded down to 8 at launch
+    assert {i["registers"] for i in builds["ws"]["instances"]} == {168}
+    assert "-DKG_FA_PRODUCER_WG=1" in builds["ws"]["command"]
+    deep = builds["deep"]
+    assert not deep["ok"]
+    assert "static assertion failed" in deep["error"] and "KG_FA_STAGES" in deep["error"] and "kD=128" in deep["error"]
+    assert doc["failures"] == [f"build deep: {deep['error']}"]
+    assert "gpu" not in doc and "cases" not in doc  # --dry-run times nothing
+
+
+def test_the_sass_holds_hgmma_and_only_the_ws_build_sets_its_registers(dry_run):
+    _, doc = dry_run
+    builds = {b["name"]: b for b in doc["builds"]}
+    if "sass" not in builds["base"]:
+        pytest.skip("no cuobjdump (neither the toolkit's nor the Triton wheel's)")
+    assert builds["base"]["sass"]["HGMMA"] > 0 and builds["ws"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"]
+    assert builds["base"]["sass"]["USETMAXREG"] == 0
+    assert builds["ws"]["sass"]["USETMAXREG"] == 16  # one dec, one inc in each of the 8 instances
+    for name in ("base", "ws"):
+        assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
+
