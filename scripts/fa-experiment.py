@@ -303,10 +303,12 @@ def run_case(torch, case, builds, manifest, args, failures):
     record = {"id": cid, "params": params, "flops": flops, "checks": {}, "timing": {}}
     runners = []
     checked = {**inputs, "causal": params["causal"]}
-    candidates = [(b["name"], cuda_variants.cuda_fa_wgmma(params, LibraryCtx(b["library"]))) for b in builds if b["ok"]]
-    candidates.append(("sdpa_default", bench.VARIANTS["sdpa_default"](params, LibraryCtx(None))))
-    for name, fn in candidates:
+    # factories, made inside the try: loading a library can fail as much as running it
+    candidates = [(b["name"], cuda_variants.cuda_fa_wgmma, LibraryCtx(b["library"])) for b in builds if b["ok"]]
+    candidates.append(("sdpa_default", bench.VARIANTS["sdpa_default"], LibraryCtx(None)))
+    for name, factory, ctx in candidates:
         try:
+            fn = factory(params, ctx)
             result = check(torch, fn, checked, out, tolerance, f"{cid}: {name}")
         except TimeoutError:
             raise  # the GPU may be stuck: run_gpu stops the run
