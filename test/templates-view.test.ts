@@ -94,7 +94,7 @@ describe('every tag of every template names a field of the view', () => {
         'templates/partials/why.md.mustache',
         '{{{table}}}',
         '{{{tabel}}}',
-        'templates/partials/why.md.mustache:11: {{{tabel}}}: the view has no field tabel here (inside why.variants[] ← why)',
+        'templates/partials/why.md.mustache:12: {{{tabel}}}: the view has no field tabel here (inside why.variants[] ← why.evidence ← why)',
       ],
       // A field of an enclosing section is found (mustache looks outward) ...
       [

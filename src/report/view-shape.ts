@@ -75,7 +75,7 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
   buildsOrMeasurement: V,
   tailCounts: { verified: V, failed: V },
   changes: { none: V, nothing: V, onlyTails: V, table: V },
-  why: { lines: V, variants: [{ title: V, table: V, functions: V }] },
+  why: { lines: V, variants: [{ title: V, table: V, functions: V }], evidence: V },
   changedCases: [{ kernel: V, table: V, tails: VS, more: V }],
   changedLegend: V,
   findings: { blocking: VS, other: VS, any: V },

@@ -102,7 +102,10 @@ export interface TailCountsView {
 
 export interface WhyView {
   lines: string;
+  /** the moved variants that have evidence to show (a build, tuning, profile or bisection) */
   variants: { title: string; table: string; functions: string }[];
+  /** variants is not empty: the fold is drawn */
+  evidence: boolean;
 }
 
 export interface ChangedKernelView {

@@ -177,8 +177,16 @@ function evidence(w: WhyMoved, full: boolean, repoUrl: string | undefined) {
 export function whyView(input: ReportInput, opts: ViewOptions): WhyView | undefined {
   const found = whyItMoved(input.comparison.cases, input.results, input.baseline);
   if (!found.length) return undefined;
+  // A variant with nothing to show (no build, tuning, profile or bisection) has no place in the
+  // fold: its line already says so; with none, there is no fold (a title over nothing, in the
+  // README's first screen until 2026-11-27).
+  const variants = found
+    .map((w) => ({ w, e: evidence(w, opts.full, input.repoUrl) }))
+    .filter(({ w, e }) => e.table || e.functions || w.bisect)
+    .map(({ e }) => e);
   return {
     lines: found.map((w) => whyLine(w, input.repoUrl)).join('\n'),
-    variants: found.map((w) => evidence(w, opts.full, input.repoUrl)),
+    variants,
+    evidence: variants.length > 0,
   };
 }
