@@ -4,9 +4,9 @@
 computed in fp32 and times the builds and F.scaled_dot_product_attention (its default backend),
 interleaved round by round, on the headline cases and two small tail shapes.
 
-    python3 scripts/fa-experiment.py --build base= --build ws=-DKG_FA_PRODUCER_WG=1 \\
-        --build ws3=-DKG_FA_PRODUCER_WG=1,-DKG_FA_STAGES=3 [--cases dtype=fp16,D=128] --out fa.json
-    python3 scripts/fa-experiment.py --dry-run --build base= --build ws=-DKG_FA_PRODUCER_WG=1
+    python3 scripts/fa-experiment.py --build base= --build old=-DKG_FA_PRODUCER_WG=0 \\
+        --build ws3=-DKG_FA_STAGES=3 [--cases dtype=fp16,D=128] --out fa.json
+    python3 scripts/fa-experiment.py --dry-run --build base= --build old=-DKG_FA_PRODUCER_WG=0
 
 --dry-run builds only (no GPU needed). A failed build or check is printed with its case and the run
 goes on with the other builds; the exit status is 1 when anything failed. The JSON is rewritten after

@@ -1,17 +1,19 @@
 // FlashAttention forward for sm_90a on Hopper's warpgroup MMA (wgmma), fed by TMA.
 //
-// One CTA owns kBlockM = 128 query rows of one (batch, head): two warpgroups of 64 rows each
-// (wgmma's M). Thread 0 also acts as the producer: it issues the bulk tensor copies (TMA) of
-// Q once and of K and V tiles of kBlockN = 128 keys into KG_FA_STAGES-deep rings (default
-// two), each copy completing on its buffer's "full" mbarrier; the warpgroups release a buffer
-// on its "empty" mbarrier once the wgmmas that read it have retired. There is no CTA-wide
-// barrier in the key loop.
+// One CTA owns kBlockM = 128 query rows of one (batch, head) and has three warpgroups
+// (FlashAttention-3's warp-specialised form, the default since 2026-11-27): warpgroup 0 is the
+// producer (setmaxnreg.dec to 24 registers; its thread 0 issues the bulk tensor copies (TMA) of
+// Q once and of K and V tiles of kBlockN = 128 keys into KG_FA_STAGES-deep rings (default two),
+// each copy completing on its buffer's "full" mbarrier and each refill waiting on its buffer's
+// "empty" mbarrier, then the warpgroup exits); warpgroups 1 and 2 are the consumers
+// (setmaxnreg.inc to 240), 64 query rows each (wgmma's M), and release a buffer on its "empty"
+// mbarrier once the wgmmas that read it have retired. No consumer warp waits on an empty barrier,
+// and there is no CTA-wide barrier in the key loop. On an H100 (2026-11-27, run 88,
+// scripts/fa-experiment.py) this form ran the headline cases 1.17-1.28× as fast as the earlier one.
 //
-// -DKG_FA_PRODUCER_WG=1 builds FlashAttention-3's warp-specialised form instead (issue 28; not
-// a registered variant, scripts/fa-experiment.py times it): 384 threads, warpgroup 0 the
-// producer (setmaxnreg.dec to 24 registers; its thread 0 issues every copy, waiting on the
-// empty barriers, then the warpgroup exits), warpgroups 1 and 2 the two consumers exactly as
-// above (setmaxnreg.inc to 240), so no consumer warp ever waits on an empty barrier.
+// -DKG_FA_PRODUCER_WG=0 builds the earlier form: 256 threads, thread 0 of the first consumer
+// warpgroup also the producer, so that warp stalls inside the key loop until the other warpgroup
+// has released K(j).
 //
 // Per warpgroup and key tile j:
 //   S(j+1) = Q K(j+1)^T   wgmma, A (Q) and B (K) from shared memory, both K-major;
@@ -38,9 +40,10 @@
 #ifndef KG_FA_PINGPONG
 #define KG_FA_PINGPONG 1
 #endif
-// 1: a producer warpgroup of its own (384 threads); 0: thread 0 of warpgroup 0 produces too.
+// 1 (the default): a producer warpgroup of its own (384 threads); 0: thread 0 of warpgroup 0
+// produces too (256 threads).
 #ifndef KG_FA_PRODUCER_WG
-#define KG_FA_PRODUCER_WG 0
+#define KG_FA_PRODUCER_WG 1
 #endif
 // Depth of the K and V rings (tiles of each in flight).
 #ifndef KG_FA_STAGES
