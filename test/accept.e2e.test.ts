@@ -232,7 +232,7 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
     server.assertValid();
   });
 
-  it('on two H100s (runs 83 and 84): blocks without the label, passes with it, as the machine posted', async () => {
+  it('on two H100s (runs 83, 84, 86): blocks without the label, passes with it as the machine posted, is stored as accepted, and the nightly names it', async () => {
     // Recorded 2026-11-27 01:27-01:32 UTC on the device tool's nvidia-h100-x2 (2 × H100 80GB HBM3,
     // 0504f36): `go.sh xa 560 accept`, triton_fa2 planted 2 % slower in the head, under
     // fail_on_slower: true, the pull request labelled kernelgate-accept by alice.
@@ -288,6 +288,55 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
     });
     expect(last().split('\n')[1]).toBe(
       '## kernelgate: ⚠️ regression (accepted): attention/triton\\_fa2 slower on 26 cases · PR #43',
+    );
+
+    // The merge's push (the same H100 results) is stored as accepted, after run 83's push of main;
+    // the nightly of two H100s (run 86) then names the acceptance.
+    const mergeSha = '0504f3669cba3f094d4e1bb55b06563ef5737530';
+    const pushOf = (results: string, sha: string, runId: string) =>
+      action({
+        eventName: 'push',
+        eventFile: join(ROOT, 'test/fixtures/events/push.main.json'),
+        ref: 'refs/heads/main',
+        sha,
+        results,
+        runId,
+      });
+    expect(
+      (
+        await pushOf(
+          recorded('push-h100x2-run83'),
+          '843d104adb6a1323b5a373e4b4d971113d9f10e6',
+          '302',
+        )
+      ).failed,
+    ).toEqual([]);
+    const issue = server.issues.find((i) => i.number === 43)!;
+    issue.mergedAt = '2026-11-27T01:33:00Z';
+    issue.commits = [mergeSha];
+    const merged = await pushOf(results, mergeSha, '303');
+    expect(merged.failed).toEqual([]);
+    const stored = merged.outputs['stored']!.replace(`${BRANCH}:`, '');
+    expect(stored).toContain('H100-SXM');
+    const record = JSON.parse(git(['--git-dir', remote, 'show', `refs/heads/${BRANCH}:${stored}`]));
+    expect(record.run.accepted).toEqual({
+      label: 'kernelgate-accept',
+      by: 'alice',
+      pr: 43,
+      cases: 26,
+    });
+    await action({
+      eventName: 'schedule',
+      eventFile: join(ROOT, 'test/fixtures/events/schedule.json'),
+      ref: 'refs/heads/main',
+      sha: mergeSha,
+      results: recorded('nightly-bisect-h100x2-run86'),
+      runId: '304',
+    });
+    const body = server.issues.find((i) => i.labels.includes('kernelgate-nightly'))?.body ?? '';
+    expect(body).toContain(
+      '- pull request #43, accepted by @&#8203;alice with the label `kernelgate-accept`: 26 SLOWER cases passed at ' +
+        `[\`0504f3669cba\`](https://github.com/acme/kernels/commit/${mergeSha}) (2026-11-27T01:27:31Z)\n`,
     );
     server.assertValid();
   });
