@@ -341,6 +341,53 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
     server.assertValid();
   });
 
+  it('never accepts a correctness failure, nor the wrong case’s SLOWER, on two H100s (TEST INPUT: run 84 with one of its SLOWER cases made wrong)', async () => {
+    const copy = recorded('accept-h100x2-run84');
+    const doc = JSON.parse(readFileSync(copy, 'utf8')) as {
+      cases: { variant: string; case: string; correctness?: { status: string; rel_l2?: number } }[];
+    };
+    const wrong = doc.cases.find(
+      (c) =>
+        c.variant === 'triton_fa2' && c.case === 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+    )!;
+    wrong.correctness = { ...wrong.correctness!, status: 'FAIL', rel_l2: 0.02 };
+    writeFileSync(copy, JSON.stringify(doc));
+    server.addPullRequest({ number: 45, headSha: '0504f3669cba3f094d4e1bb55b06563ef5737530' });
+    server.applyLabel(45, 'kernelgate-accept', 'alice');
+    const payload = events('pull_request.same-repo.opened.json');
+    const broken = await action({
+      eventName: 'pull_request',
+      eventFile: eventFile({
+        ...payload,
+        number: 45,
+        pull_request: {
+          ...(payload['pull_request'] as object),
+          number: 45,
+          labels: [{ id: 0, name: 'kernelgate-accept' }],
+        },
+      }),
+      ref: 'refs/pull/45/merge',
+      sha: '0504f3669cba3f094d4e1bb55b06563ef5737530',
+      results: copy,
+      runId: '305',
+    });
+    expect(broken.outputs['verdict']).toBe('fail');
+    // The label covers the 25 cases that are only SLOWER, not the wrong one: its correctness fails
+    // the gate, and its SLOWER with it.
+    expect(broken.verdict.accepted).toEqual({
+      label: 'kernelgate-accept',
+      by: 'alice',
+      pr: 45,
+      cases: 25,
+    });
+    expect(broken.failed[0]).toMatch(/^kernelgate: the gate failed \(2 reasons\):/);
+    expect(broken.failed[0]).toContain('correctness FAIL');
+    expect(server.commentsOn(45).at(-1)?.body).toContain(
+      '- Policy: the label `kernelgate-accept` accepts performance regressions only; this run fails for the reasons below, which no label can accept.',
+    );
+    server.assertValid();
+  });
+
   it('never accepts a correctness failure', async () => {
     const broken = await pr(['kernelgate-accept'], recorded('broken'));
     expect(broken.outputs['verdict']).toBe('fail');

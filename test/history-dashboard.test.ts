@@ -469,6 +469,43 @@ describe('trend dashboard', () => {
   );
 
   inBrowser(
+    'names the accepted regression of two H100s (runs 83 and 84, stored as test/accept.e2e.test.ts stores them)',
+    async () => {
+      // Run 83's push of main, then run 84's results as the merge of the accepted pull request
+      const [main, merge] = recordsFromResults(
+        ['push-h100x2-run83', 'accept-h100x2-run84'].map((r) =>
+          loadResults(`test/fixtures/recorded/${r}/results.json.gz`),
+        ),
+        loadConfig('.'),
+      );
+      const merged = {
+        ...merge!,
+        run: {
+          ...merge!.run,
+          branch: 'main',
+          accepted: { label: 'kernelgate-accept', by: 'alice', pr: 43, cases: 26 },
+        },
+      };
+      const records = [main!, merged];
+      const h100 = dashboardData(records, { config: loadConfig('.') }).skus.find(
+        (s) => s.sku === 'H100-SXM',
+      )!;
+      expect(h100.runs.filter((r) => r.accepted).map((r) => r.accepted)).toEqual([
+        { label: 'kernelgate-accept', by: 'alice', pr: 43, cases: 26 },
+      ]);
+      const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'accepted-h100.html');
+      writeFileSync(file, buildDashboard(records, { config: loadConfig('.') }));
+      const { dom } = await open(file);
+      const at = merged.run.started_at.slice(0, 16).replace('T', ' ');
+      expect(dom).toContain(
+        `Accepted on H100-SXM, ${at} (${merged.run.event ?? 'run'} on main, commit 0504f3669cba): ` +
+          '26 SLOWER cases passed, accepted by @alice with the label kernelgate-accept on pull request #43.',
+      );
+    },
+    120_000,
+  );
+
+  inBrowser(
     'stays responsive at 1,000 runs × 217 cases',
     async () => {
       const base = buildRecord(loadResults('test/fixtures/recorded/push/results.json.gz'), {

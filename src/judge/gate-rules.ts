@@ -167,7 +167,8 @@ export const GATE_RULES: readonly GateRule[] = [
     // Paired or against the stored baseline, SLOWER is SLOWER; its note (a base revision that
     // could not be paired, a reference that is the A/A control) goes with it; its site only when
     // it fails. An acceptance lets a SLOWER case through, and says so on its line; it touches
-    // nothing else.
+    // nothing else, and never a case that is wrong (FAIL or DRIFT): its speed is moot, and it
+    // stays SLOWER beside its correctness failure.
     name: 'SLOWER',
     kind: 'slower',
     fails: (p) => p.failOnSlower,
@@ -176,7 +177,7 @@ export const GATE_RULES: readonly GateRule[] = [
         const note = c.perfNote ? ` (${c.perfNote})` : '';
         const line = `${c.label}: ${describeChange(c)}${note}`;
         if (!config.policy.failOnSlower) return { line };
-        if (acceptance) {
+        if (acceptance && c.correctness !== 'FAIL' && c.correctness !== 'DRIFT') {
           return {
             line: `${line}: accepted by ${acceptedByText(acceptance)}`,
             fails: false,
