@@ -42346,7 +42346,8 @@ var GATE_RULES = [
     // Paired or against the stored baseline, SLOWER is SLOWER; its note (a base revision that
     // could not be paired, a reference that is the A/A control) goes with it; its site only when
     // it fails. An acceptance lets a SLOWER case through, and says so on its line; it touches
-    // nothing else.
+    // nothing else, and never a case that is wrong (FAIL or DRIFT): its speed is moot, and it
+    // stays SLOWER beside its correctness failure.
     name: "SLOWER",
     kind: "slower",
     fails: (p) => p.failOnSlower,
@@ -42354,7 +42355,7 @@ var GATE_RULES = [
       const note = c.perfNote ? ` (${c.perfNote})` : "";
       const line = `${c.label}: ${describeChange(c)}${note}`;
       if (!config.policy.failOnSlower) return { line };
-      if (acceptance) {
+      if (acceptance && c.correctness !== "FAIL" && c.correctness !== "DRIFT") {
         return {
           line: `${line}: accepted by ${acceptedByText(acceptance)}`,
           fails: false,
@@ -45254,7 +45255,9 @@ function changedTable(cases2, input, measured, full) {
     },
     ...checks,
     caseColumn(cases2, axes, full),
-    ...gpuColumns(input),
+    // Which GPU measured a case is the full report's: in the comment an eighth column made the
+    // table scroll in the 780 px conversation column (run 84, two H100s, 2026-11-27).
+    ...full ? gpuColumns(input) : [],
     { header: "ms", align: "r", cell: (c) => ms(c.medianMs) },
     { header: "base", align: "r", cell: (c) => ms(c.baselineMedianMs) },
     { header: "CI of Δ", align: "r", cell: (c) => perfOf(c)[2] },
@@ -46385,9 +46388,11 @@ Bisected by tonight's run: ${found ? `slower from ${found}, ` : ""}${esc(b.text)
 function whyView(input, opts) {
   const found = whyItMoved(input.comparison.cases, input.results, input.baseline);
   if (!found.length) return void 0;
+  const variants = found.map((w) => ({ w, e: evidence(w, opts.full, input.repoUrl) })).filter(({ w, e }) => e.table || e.functions || w.bisect).map(({ e }) => e);
   return {
     lines: found.map((w) => whyLine(w, input.repoUrl)).join("\n"),
-    variants: found.map((w) => evidence(w, opts.full, input.repoUrl))
+    variants,
+    evidence: variants.length > 0
   };
 }
 
