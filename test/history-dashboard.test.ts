@@ -150,6 +150,9 @@ describe('trend dashboard', () => {
       expect(gemm.units).toEqual(['TFLOP/s', 'TFLOP/s', 'GB/s']);
       expect(gemm.units[copy]).toBe('GB/s');
       expect(gemm.series['torch_copy']![copy]!.tp[7]).toBe(4145);
+      // ... and on the recorded H100 runs too
+      const h100gemm = data.skus[0]!.kernels.find((k) => k.name === 'gemm')!;
+      expect(h100gemm.units[h100gemm.cases.indexOf(COPY)]).toBe('GB/s');
       expect(h200.newest).toHaveLength(217);
       // the newest run ("pr", the 9th) as the table's rows, the copy in GB/s there too
       expect(h200.newest.find((row) => row[2] === COPY)?.slice(6, 8)).toEqual([
@@ -356,80 +359,87 @@ describe('trend dashboard', () => {
     120_000,
   );
 
-  inBrowser(
-    "after history import: kernel.yml's reference, and a planted +5 % step judged and marked",
-    async () => {
-      // A baseline-dir store of 8 pushes to main on the H200 (the recorded push), triton_fa2 5 %
-      // slower from the 5th on, moved to the data branch with `history import` (no verdicts).
-      const root = mkdtempSync(join(tmpdir(), 'kg-basedir-'));
-      const folder = join(root, 'main', 'H200');
-      mkdirSync(folder, { recursive: true });
-      const push = readResultsText('test/fixtures/recorded/push/results.json.gz');
-      for (let i = 0; i < 8; i++) {
-        const doc = JSON.parse(push) as KernelgateResults;
-        doc.run.started_at = new Date(Date.UTC(2026, 10, 1 + i, 3))
-          .toISOString()
-          .replace('.000', '');
-        doc.run.git_sha = String(i + 1).repeat(40);
-        for (const c of doc.cases) {
-          if (i < 4 || c.variant !== 'triton_fa2' || !c.timing) continue;
-          c.timing.samples_ms = c.timing.samples_ms.map((x) => x * 1.05);
-          c.timing.median_ms *= 1.05;
+  for (const [fixture, sku] of [
+    ['push', 'H200'],
+    ['push-h100x2-run83', 'H100-SXM'],
+  ] as const) {
+    inBrowser(
+      `after history import (${fixture}, ${sku}): kernel.yml's reference, and a planted +5 % step judged and marked`,
+      async () => {
+        // A baseline-dir store of 8 pushes to main (the recorded push of the SKU), triton_fa2 5 %
+        // slower from the 5th on, moved to the data branch with `history import` (no verdicts).
+        const root = mkdtempSync(join(tmpdir(), 'kg-basedir-'));
+        const folder = join(root, 'main', sku);
+        mkdirSync(folder, { recursive: true });
+        const push = readResultsText(`test/fixtures/recorded/${fixture}/results.json.gz`);
+        for (let i = 0; i < 8; i++) {
+          const doc = JSON.parse(push) as KernelgateResults;
+          doc.run.started_at = new Date(Date.UTC(2026, 10, 1 + i, 3))
+            .toISOString()
+            .replace('.000', '');
+          doc.run.git_sha = String(i + 1).repeat(40);
+          for (const c of doc.cases) {
+            if (i < 4 || c.variant !== 'triton_fa2' || !c.timing) continue;
+            c.timing.samples_ms = c.timing.samples_ms.map((x) => x * 1.05);
+            c.timing.median_ms *= 1.05;
+          }
+          writeFileSync(
+            join(folder, `${doc.run.started_at}-${doc.run.git_sha}.json`),
+            JSON.stringify(doc),
+          );
         }
-        writeFileSync(
-          join(folder, `${doc.run.started_at}-${doc.run.git_sha}.json`),
-          JSON.stringify(doc),
-        );
-      }
-      const { remote } = bareRemote();
-      const store = () =>
-        branchStore({
-          remote,
-          cacheDir: join(mkdtempSync(join(tmpdir(), 'kg-cache-')), 'h.git'),
-          exec: actionsExec(),
-          warn: () => undefined,
-          kernelgateVersion: '0.1.0',
+        const { remote } = bareRemote();
+        const store = () =>
+          branchStore({
+            remote,
+            cacheDir: join(mkdtempSync(join(tmpdir(), 'kg-cache-')), 'h.git'),
+            exec: actionsExec(),
+            warn: () => undefined,
+            kernelgateVersion: '0.1.0',
+          });
+        // what `kernelgate history import --baseline-dir ROOT --history-remote REMOTE` runs
+        expect((await importDirectory(root, store())).stored).toHaveLength(8);
+        const io = { stdout: () => undefined, stderr: () => undefined, cwd: '.' };
+        const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'imported.html');
+        const err: string[] = [];
+        const status = await dashboardCommand(['--out', file, '--history-remote', remote], {
+          ...io,
+          stderr: (t) => err.push(t),
         });
-      // what `kernelgate history import --baseline-dir ROOT --history-remote REMOTE` runs
-      expect((await importDirectory(root, store())).stored).toHaveLength(8);
-      const io = { stdout: () => undefined, stderr: () => undefined, cwd: '.' };
-      const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'imported.html');
-      const err: string[] = [];
-      const status = await dashboardCommand(['--out', file, '--history-remote', remote], {
-        ...io,
-        stderr: (t) => err.push(t),
-      });
-      expect([status, err.join('')]).toEqual([0, expect.stringMatching(/: 8 runs on H200 /)]);
-      // The stored records name the first reference variant (sdpa_flash) and carry no verdicts;
-      // the page grades against kernel.yml's reference and says whose verdicts these are
-      const stored = await store().allRecords();
-      expect(stored.map((r) => r.record.references['attention'])).toEqual(
-        Array(8).fill('sdpa_flash'),
-      );
-      const verdictAt = stored[0]!.record.fields.indexOf('verdict');
-      expect(stored.every((r) => r.record.cases.every((row) => row[verdictAt] === null))).toBe(
-        true,
-      );
-      const q = new URLSearchParams(); // the relative view: the default
-      q.set('case:H200/attention', 'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true');
-      const { drawn, dom } = await open(file, `#${q.toString()}`);
-      expect(dom).toContain(
-        '8 runs carried no verdicts (imported with history import): their marks were computed here, each case against the previous run of its branch',
-      );
-      const att = drawn.charts.filter((c) => c.kernel === 'attention');
-      expect(att[2]!.title).toBe('speedup over sdpa_default (its time ÷ this time; > 1 is faster)');
-      const rel = att[0]!;
-      expect(rel.chart).toBe('rel');
-      // The 5 % step, relative to the first run: 100 → 105, judged SLOWER at the 5th run only
-      // (its threshold here is compare.threshold_pct's 3 %; the runs after it are SAME as it)
-      const fa2 = rel.series.find((s) => s.variant === 'triton_fa2')!;
-      expect(fa2.y).toEqual([100, 100, 100, 100, 105, 105, 105, 105]);
-      expect(rel.series.find((s) => s.variant === 'sdpa_default')!.y).toEqual(Array(8).fill(100));
-      expect(rel.marks).toEqual({ SLOWER: [4], FASTER: [], WRONG: [] });
-      expect(rel.band).toEqual({ variant: 'triton_fa2', pct: 3, points: 7 });
-    },
-    180_000,
-  );
+        expect([status, err.join('')]).toEqual([0, expect.stringContaining(`: 8 runs on ${sku} `)]);
+        // The stored records name the first reference variant (sdpa_flash) and carry no verdicts;
+        // the page grades against kernel.yml's reference and says whose verdicts these are
+        const stored = await store().allRecords();
+        expect(stored.map((r) => r.record.references['attention'])).toEqual(
+          Array(8).fill('sdpa_flash'),
+        );
+        const verdictAt = stored[0]!.record.fields.indexOf('verdict');
+        expect(stored.every((r) => r.record.cases.every((row) => row[verdictAt] === null))).toBe(
+          true,
+        );
+        const q = new URLSearchParams(); // the relative view: the default
+        q.set(`case:${sku}/attention`, 'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true');
+        const { drawn, dom } = await open(file, `#${q.toString()}`);
+        expect(dom).toContain(
+          '8 runs carried no verdicts (imported with history import): their marks were computed here, each case against the previous run of its branch',
+        );
+        const att = drawn.charts.filter((c) => c.kernel === 'attention');
+        expect(att[2]!.title).toBe(
+          'speedup over sdpa_default (its time ÷ this time; > 1 is faster)',
+        );
+        const rel = att[0]!;
+        expect(rel.chart).toBe('rel');
+        // The 5 % step, relative to the first run: 100 → 105, judged SLOWER at the 5th run only
+        // (its threshold here is compare.threshold_pct's 3 %; the runs after it are SAME as it)
+        const fa2 = rel.series.find((s) => s.variant === 'triton_fa2')!;
+        expect(fa2.y).toEqual([100, 100, 100, 100, 105, 105, 105, 105]);
+        expect(rel.series.find((s) => s.variant === 'sdpa_default')!.y).toEqual(Array(8).fill(100));
+        expect(rel.marks).toEqual({ SLOWER: [4], FASTER: [], WRONG: [] });
+        expect(rel.band).toEqual({ variant: 'triton_fa2', pct: 3, points: 7 });
+      },
+      180_000,
+    );
+  }
 
   inBrowser(
     'names each accepted regression, who accepted it and on which pull request',
