@@ -65,7 +65,9 @@ def render():
         "template <typename T, int kN>\nstruct WgmmaRS;\n"
     ]
     for ctype, ptx_type in TYPES.items():
-        parts.append(ss(ctype, ptx_type, 128))
+        # 128: the key tile of every default instance; 176: fa_wgmma.cu's -DKG_FA_BLOCK_N=176
+        for n in (128, 176):
+            parts.append(ss(ctype, ptx_type, n))
         for n in (64, 128):
             parts.append(rs(ctype, ptx_type, n))
     parts.append("}  // namespace kg\n")
