@@ -139,8 +139,16 @@ def find_cuobjdump():
     return str(wheel) if wheel.exists() else None
 
 
-INSTANCE = re.compile(r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E")
+# <T, kD, kCausal, kBlockN>; the key tile is named in the label only when it is not 128
+INSTANCE = re.compile(r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E)?")
 DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
+
+
+def instance_label(inst):
+    """'fp16 D128', 'bf16 D64 causal', 'fp16 D128 N176' from a mangled fa_wgmma_kernel name's match."""
+    causal = " causal" if inst.group(3) == "1" else ""
+    tile = f" N{inst.group(4)}" if inst.group(4) not in (None, "128") else ""
+    return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}"
 
 
 def parse_ptxas(log):
@@ -151,7 +159,7 @@ def parse_ptxas(log):
         m = re.search(r"Compiling entry function '([^']+)'", line)
         if m:
             inst = INSTANCE.search(m.group(1))
-            label = f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{' causal' if inst.group(3) == '1' else ''}" if inst else m.group(1)
+            label = instance_label(inst) if inst else m.group(1)
             current = {"instance": label}
             instances.append(current)
             continue

@@ -2,7 +2,8 @@
 manifest's, ptxas's report is read per kernel instance, a build whose output is off fails its check
 and is left out of the timing (run_case on the CPU, CUDA events stood in for), and with --dry-run (nvcc, no GPU) the default
 and the warp-specialised build of fa_wgmma.cu both compile without spills, stack or serialised wgmma,
-while a ring too deep for shared memory fails alone, with the static_assert's reason."""
+and so does the 176-key tile (-DKG_FA_BLOCK_N=176, on the non-causal D128 instances only), while a ring
+too deep for shared memory and a key tile with no wgmma instance fail alone, with the static_assert's reason."""
 
 import importlib.util
 import json
@@ -87,20 +88,30 @@ def test_ptxas_report_is_read_per_instance():
     assert warnings == [PTXAS.splitlines()[-1]]
 
 
+def test_the_key_tile_is_named_only_when_it_is_not_128():
+    # the kernel's fourth template argument, kBlockN (<T, kD, kCausal, kBlockN>)
+    name = FN.replace("Li64ELb1EEEv", "Li128ELb0ELi{}EEEv")
+    assert fa.parse_ptxas(f"Compiling entry function '{name.format(176)}'")[0] == [{"instance": "bf16 D128 N176"}]
+    assert fa.parse_ptxas(f"Compiling entry function '{name.format(128)}'")[0] == [{"instance": "bf16 D128"}]
+
+
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
     if NVCC is None:
         pytest.skip("nvcc is not installed")
     out = tmp_path_factory.mktemp("fa") / "fa.json"
-    r = run("--dry-run", "--build", "base=", "--build", "old=-DKG_FA_PRODUCER_WG=0", "--build", "deep=-DKG_FA_STAGES=4", "--out", str(out))
+    r = run(
+        "--dry-run", "--build", "base=", "--build", "old=-DKG_FA_PRODUCER_WG=0", "--build", "bn176=-DKG_FA_BLOCK_N=176",
+        "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn192=-DKG_FA_BLOCK_N=192", "--out", str(out),
+    )
     return r, json.loads(out.read_text())
 
 
-def test_both_builds_compile_clean_and_a_too_deep_ring_fails_alone(dry_run):
+def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fails_alone(dry_run):
     r, doc = dry_run
-    assert r.returncode == 1  # the third build failed; the other two went on
+    assert r.returncode == 1  # two builds failed; the other three went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old"):
+    for name in ("base", "old", "bn176"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -112,10 +123,16 @@ def test_both_builds_compile_clean_and_a_too_deep_ring_fails_alone(dry_run):
     assert {i["registers"] for i in builds["base"]["instances"]} == {168}
     assert {i["registers"] for i in builds["old"]["instances"]} == {186, 154}
     assert "-DKG_FA_PRODUCER_WG=0" in builds["old"]["command"]
+    # the 176-key tile: only the two non-causal D128 instances take it, at the same launch registers
+    assert sorted(i["instance"] for i in builds["bn176"]["instances"] if "N176" in i["instance"]) == ["bf16 D128 N176", "fp16 D128 N176"]
+    assert {i["registers"] for i in builds["bn176"]["instances"]} == {168}
     deep = builds["deep"]
     assert not deep["ok"]
     assert "static assertion failed" in deep["error"] and "KG_FA_STAGES" in deep["error"] and "kD=128" in deep["error"]
-    assert doc["failures"] == [f"build deep: {deep['error']}"]
+    bn192 = builds["bn192"]
+    assert not bn192["ok"]
+    assert "static assertion failed" in bn192["error"] and "KG_FA_BLOCK_N must be 128 or 176" in bn192["error"]
+    assert doc["failures"] == [f"build deep: {deep['error']}", f"build bn192: {bn192['error']}"]
     assert "gpu" not in doc and "cases" not in doc  # --dry-run times nothing
 
 
@@ -127,7 +144,11 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     assert builds["base"]["sass"]["HGMMA"] > 0 and builds["old"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"]
     assert builds["old"]["sass"]["USETMAXREG"] == 0
     assert builds["base"]["sass"]["USETMAXREG"] == 16  # one dec, one inc in each of the 8 instances
-    for name in ("base", "old"):
+    # 176 keys: each non-causal D128 instance has 6 more: P V's 11 k-steps instead of 8, twice
+    # (the loop and the last tile); S stays 8 k-steps (the head dim), now m64n176k16
+    assert builds["bn176"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] + 2 * 6
+    assert builds["bn176"]["sass"]["USETMAXREG"] == 16
+    for name in ("base", "old", "bn176"):
         assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
 
 

@@ -3,7 +3,7 @@
 // One CTA owns kBlockM = 128 query rows of one (batch, head) and has three warpgroups
 // (FlashAttention-3's warp-specialised form, the default since 2026-11-27): warpgroup 0 is the
 // producer (setmaxnreg.dec to 24 registers; its thread 0 issues the bulk tensor copies (TMA) of
-// Q once and of K and V tiles of kBlockN = 128 keys into KG_FA_STAGES-deep rings (default two),
+// Q once and of K and V tiles of kBlockN keys into KG_FA_STAGES-deep rings (default two),
 // each copy completing on its buffer's "full" mbarrier and each refill waiting on its buffer's
 // "empty" mbarrier, then the warpgroup exits); warpgroups 1 and 2 are the consumers
 // (setmaxnreg.inc to 240), 64 query rows each (wgmma's M), and release a buffer on its "empty"
@@ -14,6 +14,11 @@
 // -DKG_FA_PRODUCER_WG=0 builds the earlier form: 256 threads, thread 0 of the first consumer
 // warpgroup also the producer, so that warp stalls inside the key loop until the other warpgroup
 // has released K(j).
+//
+// kBlockN, the keys per tile, is a template parameter that launch() picks per instance with
+// block_n(): 128, except that -DKG_FA_BLOCK_N=176 makes it 176 for the non-causal D = 128
+// instances (FlashAttention-3's tile there: S is m64n176k16, P V 11 k-steps of 16 keys); D = 64
+// and causal keep 128. An experiment's option (issue 28), not yet measured on a GPU.
 //
 // Per warpgroup and key tile j:
 //   S(j+1) = Q K(j+1)^T   wgmma, A (Q) and B (K) from shared memory, both K-major;
@@ -49,6 +54,10 @@
 #ifndef KG_FA_STAGES
 #define KG_FA_STAGES 2
 #endif
+// Keys per tile of the non-causal D = 128 instances (128 or 176); every other instance uses 128.
+#ifndef KG_FA_BLOCK_N
+#define KG_FA_BLOCK_N 128
+#endif
 
 namespace {
 
@@ -64,7 +73,13 @@ __device__ __forceinline__ void turn_pass(int warpgroup) {
 }
 
 constexpr int kBlockM = 128;  // query rows per CTA: two warpgroups of 64
-constexpr int kBlockN = 128;  // keys per tile
+// Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N for the non-causal D = 128 instances.
+template <int kD, bool kCausal>
+constexpr int block_n() {
+  return kD == 128 && !kCausal ? KG_FA_BLOCK_N : 128;
+}
+static_assert(KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
+              "KG_FA_BLOCK_N must be 128 or 176 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
 constexpr bool kProducerWG = KG_FA_PRODUCER_WG != 0;
 constexpr int kConsumerThreads = 256;  // the two warpgroups that compute
 constexpr int kThreads = kProducerWG ? kConsumerThreads + 128 : kConsumerThreads;
@@ -83,8 +98,9 @@ constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA 
 __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
-template <int kD>
+template <int kD, int kBlockN>
 struct Layout {
+  static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
   static constexpr int kBoxes = kD / kBoxCols;
   static constexpr int kQBoxBytes = kBlockM * 128;
   static constexpr int kKVBoxBytes = kBlockN * 128;
@@ -96,10 +112,12 @@ struct Layout {
   static constexpr int kV = kK + kStages * kKVBytes;   // kStages V buffers
   static constexpr int kBars = kV + kStages * kKVBytes;
   static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages) * 8;  // alignment slack, buffers, barriers
-  // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages; D = 64: up to 6.
+  // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
+  // 2 stages, 209 KB); D = 64: up to 6.
   static_assert(kSmemBytes <= kSmemLimit,
                 "KG_FA_STAGES: Q and the K and V rings need more than the 227 KB of shared memory a CTA may have "
-                "at the head dim kD of the instantiation named below (D = 128 takes at most 3 stages, D = 64 at most 6)");
+                "at the head dim kD and key tile kBlockN of the instantiation named below (D = 128 takes at most 3 "
+                "stages, 2 with KG_FA_BLOCK_N=176; D = 64 at most 6)");
 };
 
 // Barriers after the buffers: Q full, then K full, V full, K empty, V empty (kStages each).
@@ -120,12 +138,12 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
-template <typename T, int kD, bool kCausal>
+template <typename T, int kD, bool kCausal, int kBlockN>
 __global__ void __launch_bounds__(kThreads, 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                     const __grid_constant__ CUtensorMap v_map, T* __restrict__ out, int heads, int seq_q, int seq_k,
                     float scale_log2) {
-  using L = Layout<kD>;
+  using L = Layout<kD, kBlockN>;
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
   constexpr int kPRegs = kBlockN / 4;  // P as packed pairs
@@ -254,8 +272,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     kg::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes; lbo steps between the
-      // 64-column boxes, sbo between 8-row groups.
+      // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
+      // keys are 11 steps); lbo steps between the 64-column boxes, sbo between 8-row groups.
       const uint32_t v_addr = s_v + s * L::kKVBytes + kk * 16 * 128;
       kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
     }
@@ -398,13 +416,14 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   CUtensorMap q_map;
   CUtensorMap k_map;
   CUtensorMap v_map;
+  constexpr int kBlockN = block_n<kD, kCausal>();
   const int bh = batch * heads;
   if (!encode_qkv(&q_map, type, q, bh, seq_q, kD, kBlockM) || !encode_qkv(&k_map, type, k, bh, seq_k, kD, kBlockN) ||
       !encode_qkv(&v_map, type, v, bh, seq_k, kD, kBlockN)) {
     return cudaErrorInvalidValue;
   }
-  constexpr int kSmemBytes = Layout<kD>::kSmemBytes;
-  auto kernel = fa_wgmma_kernel<T, kD, kCausal>;
+  constexpr int kSmemBytes = Layout<kD, kBlockN>::kSmemBytes;
+  auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (err != cudaSuccess) return err;
   const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
