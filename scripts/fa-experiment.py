@@ -32,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "python"), str(REPO)]
 
+from kernelgate_harness.compiled import triton_cuobjdump  # noqa: E402
 from kernelgate_harness.manifest import case_id, load_manifest  # noqa: E402
 
 MANIFEST = REPO / "kernels" / "attention" / "kernel.yml"
@@ -128,15 +129,7 @@ def find_nvcc():
 
 def find_cuobjdump():
     """The toolkit's cuobjdump, else the one in the Triton wheel; None when neither is there."""
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    try:
-        import triton
-    except ImportError:
-        return None
-    wheel = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    return str(wheel) if wheel.exists() else None
+    return shutil.which("cuobjdump") or triton_cuobjdump()
 
 
 # <T, kD, kCausal, kBlockN>; the key tile is named in the label only when it is not 128

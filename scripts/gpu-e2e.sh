@@ -145,9 +145,16 @@ tonight() {
 
 # The whole set timed for an A/A pull request: the configuration with run.skip_identical: false,
 # as a file at the root (a config file's folder is the root), printed as the config input.
-whole_set_config() {
+# The configuration file the scenarios start from: KG_CONFIG (a file, or a folder's kernelgate.yml).
+config_source() {
   local src="$root/${KG_CONFIG:-.}"
   [[ -d $src ]] && src="$src/kernelgate.yml"
+  echo "$src"
+}
+
+whole_set_config() {
+  local src
+  src=$(config_source)
   if grep -q '^run:' "$src" 2>/dev/null; then echo "${KG_CONFIG:-.}"; return; fi
   { cat "$src" 2>/dev/null; printf '\nrun:\n  skip_identical: false\n'; } >"$root/kernelgate.whole-set.yml"
   echo kernelgate.whole-set.yml
@@ -212,8 +219,8 @@ revert_scenario() {
 
 # A copy of the configuration under policy.fail_on_slower: true, as a file at the root; printed.
 blocking_config() {
-  local src="$root/${KG_CONFIG:-.}"
-  [[ -d $src ]] && src="$src/kernelgate.yml"
+  local src
+  src=$(config_source)
   grep -q '^  fail_on_slower: false' "$src" || { echo "accept: no 'fail_on_slower: false' in $src" >&2; return 2; }
   sed 's/^  fail_on_slower: false/  fail_on_slower: true/' "$src" >"$root/kernelgate.blocking.yml"
   echo kernelgate.blocking.yml

@@ -33,6 +33,8 @@ const events = (file: string) =>
     unknown
   >;
 const MERGE_SHA = '5e1f0c0ffee0000000000000000000000000beef';
+/** The commit of the H100 recordings of 2026-11-27 (runs 83-86). */
+const H100_SHA = '0504f3669cba3f094d4e1bb55b06563ef5737530';
 const BRANCH = 'kernelgate-data';
 
 /** kernelgate.yml with fail_on_slower: true, beside the repository's kernels (a link). */
@@ -52,14 +54,19 @@ function eventFile(payload: unknown): string {
   return path;
 }
 
-/** A same-repository pull request #41's event, with these labels and action. */
-function prEvent(labels: string[], action = 'synchronize'): string {
+/** A same-repository pull request's event (#41, the fixture's, unless `number`), with these labels and action. */
+function prEvent(labels: string[], action = 'synchronize', number?: number): string {
   const payload = events('pull_request.same-repo.opened.json');
   const pr = payload['pull_request'] as Record<string, unknown>;
   return eventFile({
     ...payload,
     action,
-    pull_request: { ...pr, labels: labels.map((name, id) => ({ id, name })) },
+    ...(number === undefined ? {} : { number }),
+    pull_request: {
+      ...pr,
+      ...(number === undefined ? {} : { number }),
+      labels: labels.map((name, id) => ({ id, name })),
+    },
   });
 }
 
@@ -141,15 +148,23 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
     return { outputs, warnings, failed, verdict };
   }
 
-  const pr = (labels: string[], results = recorded('slowed')) =>
+  /** Pull request #number's run on these results (#41 at its fixture's head unless told). */
+  const prOn = (
+    number: number,
+    labels: string[],
+    results: string,
+    runId: string,
+    sha = '4bd3c1e0a7f94c2d8e6b5a3f2c1d0e9f8a7b6c5d',
+  ) =>
     action({
       eventName: 'pull_request',
-      eventFile: prEvent(labels),
-      ref: 'refs/pull/41/merge',
-      sha: '4bd3c1e0a7f94c2d8e6b5a3f2c1d0e9f8a7b6c5d',
+      eventFile: prEvent(labels, 'synchronize', number === 41 ? undefined : number),
+      ref: `refs/pull/${number}/merge`,
+      sha,
       results,
-      runId: '201',
+      runId,
     });
+  const pr = (labels: string[], results = recorded('slowed')) => prOn(41, labels, results, '201');
   const comment = () => server.commentsOn(41).at(-1)?.body ?? '';
 
   it('blocks, is accepted by the label, is stored as accepted, and the nightly names it', async () => {
@@ -252,24 +267,8 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
     expect(posted).toContain('**217 cases on H100-SXM**');
 
     const results = recorded('accept-h100x2-run84');
-    server.addPullRequest({ number: 43, headSha: '0504f3669cba3f094d4e1bb55b06563ef5737530' });
-    const pr43 = (labels: string[]) =>
-      action({
-        eventName: 'pull_request',
-        eventFile: eventFile({
-          ...events('pull_request.same-repo.opened.json'),
-          number: 43,
-          pull_request: {
-            ...(events('pull_request.same-repo.opened.json')['pull_request'] as object),
-            number: 43,
-            labels: labels.map((name, id) => ({ id, name })),
-          },
-        }),
-        ref: 'refs/pull/43/merge',
-        sha: '0504f3669cba3f094d4e1bb55b06563ef5737530',
-        results,
-        runId: '301',
-      });
+    server.addPullRequest({ number: 43, headSha: H100_SHA });
+    const pr43 = (labels: string[]) => prOn(43, labels, results, '301', H100_SHA);
     const blocked = await pr43([]);
     expect(blocked.outputs['verdict']).toBe('fail');
     expect(blocked.failed[0]).toMatch(/^kernelgate: the gate failed \(26 reasons\):/);
@@ -292,7 +291,7 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
 
     // The merge's push (the same H100 results) is stored as accepted, after run 83's push of main;
     // the nightly of two H100s (run 86) then names the acceptance.
-    const mergeSha = '0504f3669cba3f094d4e1bb55b06563ef5737530';
+    const mergeSha = H100_SHA;
     const pushOf = (results: string, sha: string, runId: string) =>
       action({
         eventName: 'push',
@@ -352,25 +351,9 @@ describe('accepting a performance regression: kernelgate-accept', { timeout: 120
     )!;
     wrong.correctness = { ...wrong.correctness!, status: 'FAIL', rel_l2: 0.02 };
     writeFileSync(copy, JSON.stringify(doc));
-    server.addPullRequest({ number: 45, headSha: '0504f3669cba3f094d4e1bb55b06563ef5737530' });
+    server.addPullRequest({ number: 45, headSha: H100_SHA });
     server.applyLabel(45, 'kernelgate-accept', 'alice');
-    const payload = events('pull_request.same-repo.opened.json');
-    const broken = await action({
-      eventName: 'pull_request',
-      eventFile: eventFile({
-        ...payload,
-        number: 45,
-        pull_request: {
-          ...(payload['pull_request'] as object),
-          number: 45,
-          labels: [{ id: 0, name: 'kernelgate-accept' }],
-        },
-      }),
-      ref: 'refs/pull/45/merge',
-      sha: '0504f3669cba3f094d4e1bb55b06563ef5737530',
-      results: copy,
-      runId: '305',
-    });
+    const broken = await prOn(45, ['kernelgate-accept'], copy, '305', H100_SHA);
     expect(broken.outputs['verdict']).toBe('fail');
     // The label covers the 25 cases that are only SLOWER, not the wrong one: its correctness fails
     // the gate, and its SLOWER with it.

@@ -7,16 +7,23 @@
 // after the push, the 4th making triton_fa2 launch its kernel twice (planted_sha); tonight is the
 // 8th. The action profiled base and head with Nsight Compute (ncu-{base,head}-attention-triton_fa2).
 // Run 82 (test/recorded-nightly-why.test.ts) is the same scenario on two H200s.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { parseNcuCsv, summarizeNcu } from '../src/deep/index.js';
-import { compare, whyItMoved } from '../src/judge/index.js';
-import { judge, stepVerdict } from '../src/pipeline/index.js';
-import { loadResults, validateResults } from '../src/results/index.js';
-import { expectAsOnTheMachine, loadGz, RECORDED, ROOT, wallOf } from './support/recorded.js';
+import { whyItMoved } from '../src/judge/index.js';
+import { judge } from '../src/pipeline/index.js';
+import { loadResults } from '../src/results/index.js';
+import {
+  bisectStepVerdicts,
+  expectAsOnTheMachine,
+  loadGz,
+  RECORDED,
+  ROOT,
+  wallOf,
+} from './support/recorded.js';
 
 const NAME = 'nightly-bisect-h100x2-run86';
 const DIR = join(RECORDED, NAME);
@@ -55,13 +62,9 @@ describe(`${NAME}: a planted regression bisected, with the evidence, on two H100
         `(3 commits changed the kernel's folder; 2 commits measured: 9a14c3963374 good (SLOWER on 0 of 26 cases, median ×1.0004); ` +
         `${planted.slice(0, 12)} bad (SLOWER on 26 of 26 cases, median ×1.9979))`,
     ]);
-    const steps = readdirSync(DIR).filter((f) => /^bisect-[0-9a-f]{12}\./.test(f));
-    const verdicts = steps.map((f) => {
-      const r = validateResults(JSON.parse(gz(f)), f);
-      const cases = compare(r, undefined, config).cases.filter((c) => c.variant === 'triton_fa2');
-      return `${f.slice(7, 19)} ${stepVerdict(cases).verdict}`;
-    });
-    expect(verdicts.sort()).toEqual([`${planted.slice(0, 12)} bad`, '9a14c3963374 good']);
+    expect(bisectStepVerdicts(NAME, 'triton_fa2', config)).toEqual(
+      [`${planted.slice(0, 12)} bad`, '9a14c3963374 good'].sort(),
+    );
   });
 
   it('recorded one launch per call in the base and two in the head, from the raw Nsight Compute pages', () => {

@@ -8,16 +8,23 @@
 // pages are ncu-{base,head}-attention-triton_fa2.csv.gz. The run recorded each profile before the
 // launches were kept in results (deep.ncu_compare[].launches), so the tests read them from those
 // pages as the action now does (src/deep/ncu.ts).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { parseNcuCsv, summarizeNcu } from '../src/deep/index.js';
-import { compare, whyItMoved } from '../src/judge/index.js';
-import { judge, stepVerdict } from '../src/pipeline/index.js';
-import { loadResults, validateResults } from '../src/results/index.js';
-import { expectAsOnTheMachine, loadGz, RECORDED, ROOT, wallOf } from './support/recorded.js';
+import { whyItMoved } from '../src/judge/index.js';
+import { judge } from '../src/pipeline/index.js';
+import { loadResults } from '../src/results/index.js';
+import {
+  bisectStepVerdicts,
+  expectAsOnTheMachine,
+  loadGz,
+  RECORDED,
+  ROOT,
+  wallOf,
+} from './support/recorded.js';
 
 const NAME = 'nightly-bisect-h200x2-run82';
 const DIR = join(RECORDED, NAME);
@@ -62,13 +69,7 @@ describe(`${NAME}: a planted regression bisected, with the evidence, on two H200
         ),
       ),
     ]);
-    const steps = readdirSync(DIR).filter((f) => /^bisect-[0-9a-f]{12}\./.test(f));
-    const verdicts = steps.map((f) => {
-      const r = validateResults(JSON.parse(gz(f)), f);
-      const cases = compare(r, undefined, config).cases.filter((c) => c.variant === 'triton_fa2');
-      return `${f.slice(7, 19)} ${stepVerdict(cases).verdict}`;
-    });
-    expect(verdicts.sort()).toEqual(
+    expect(bisectStepVerdicts(NAME, 'triton_fa2', config)).toEqual(
       [`${planted.slice(0, 12)} bad`, expect.stringMatching(/^[0-9a-f]{12} good$/)].sort(),
     );
   });

@@ -53,17 +53,23 @@ def kernel_facts(kernel):
     return {**rec, "n_regs": usage[0], "n_spills": usage[1] // 4, "source": "cubin"}
 
 
-def cubin_usage(cubin, name):
-    """(registers, stack bytes) of function `name` in a cubin, from Triton's own cuobjdump; None
-    when there is no cubin, no cuobjdump or no such function."""
-    if not cubin:
-        return None
+def triton_cuobjdump():
+    """The cuobjdump Triton's wheel carries (<triton>/backends/nvidia/bin/), or None."""
     try:
         import triton
     except ImportError:
         return None
     tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-    if not os.path.exists(tool):
+    return tool if os.path.exists(tool) else None
+
+
+def cubin_usage(cubin, name):
+    """(registers, stack bytes) of function `name` in a cubin, from Triton's own cuobjdump; None
+    when there is no cubin, no cuobjdump or no such function."""
+    if not cubin:
+        return None
+    tool = triton_cuobjdump()
+    if tool is None:
         return None
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)

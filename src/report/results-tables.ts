@@ -45,12 +45,19 @@ export const strip = (cell: Cell, mark: string): Cell =>
 const warned = (bad: MeasurementError | undefined, quantity: MeasurementError['quantity']) =>
   bad?.quantity === quantity ? '⚠️ ' : '';
 
+/** A case's TFLOPS and its share of the chip's peak (when there is a peak to share). */
+function rateOf(c: CaseComparison, input: ReportInput) {
+  const current = c.current;
+  const tflops = current ? caseTflops(current) : undefined;
+  const pct = current ? casePctPeak(current, input.results, input.config) : undefined;
+  return { tflops, pct: tflops ? pct : undefined };
+}
+
 /** TFLOPS with its share of the chip's peak, "472.4 (47.7 %)", and GB/s: one column fewer. */
 function rateCells(c: CaseComparison, input: ReportInput, bad: MeasurementError | undefined) {
   const current = c.current;
-  const tflops = current ? caseTflops(current) : undefined;
+  const { tflops, pct } = rateOf(c, input);
   const gbps = current ? caseGbps(current) : undefined;
-  const pct = current ? casePctPeak(current, input.results, input.config) : undefined;
   const ofPeak = pct === undefined ? '' : ` (${fixed(pct, 1)} %)`;
   return [
     trusted(
@@ -105,9 +112,7 @@ export function timingTable(
   const delta = `${input.comparison.paired ? 'Δ' : 'Δ vs baseline'}${mark.replace(' · ', ', ')}`;
   const header = ['case', 'variant', delta, 'verdict', 'CI of Δ'];
   // "(% peak)" only where some row has a share of a peak (a tool's cases have none).
-  const shares = rows
-    .map((r) => r.at(-2))
-    .some((c) => /%\)$/.test(typeof c === 'object' ? c.trusted : String(c)));
+  const shares = cases.some((c) => rateOf(c, input).pct !== undefined);
   const tflops = shares ? 'TFLOPS (% peak)' : 'TFLOPS';
   header.push(...(gpu ? ['GPU'] : []), 'median ms (IQR)', tflops, 'GB/s');
   const align: ('l' | 'r')[] = ['l', 'l', 'r', 'l', 'r', ...(gpu ? ['l' as const] : [])];

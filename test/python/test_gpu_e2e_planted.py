@@ -53,7 +53,7 @@ def script_function(name):
 def run_functions(tmp_path, call, **env):
     import subprocess
 
-    prog = script_function("blocking_config") + script_function("event_pr") + call
+    prog = script_function("config_source") + script_function("blocking_config") + script_function("event_pr") + call
     return subprocess.run(["bash", "-c", prog], capture_output=True, text=True, cwd=tmp_path,
                           env={"PATH": os.environ["PATH"], **env})
 

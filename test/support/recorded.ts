@@ -1,10 +1,13 @@
 // The recorded GPU runs under test/fixtures/recorded/ (README there): their results as the action
 // reads them, what the action said on the machine (verdict.json), and verdict counts.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
-import type { CaseComparison } from '../../src/judge/index.js';
-import { loadResults, type KernelgateResults } from '../../src/results/index.js';
+import type { Config } from '../../src/config/index.js';
+import { compare, type CaseComparison } from '../../src/judge/index.js';
+import { stepVerdict } from '../../src/pipeline/index.js';
+import { loadResults, validateResults, type KernelgateResults } from '../../src/results/index.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const RECORDED = join(ROOT, 'test/fixtures/recorded');
@@ -91,3 +94,22 @@ export const gpuLines = (name: string) =>
     .trim()
     .split('\n')
     .slice(1);
+
+/**
+ * Each bisection step of a recorded nightly (its bisect-<sha12>.results.json.gz files), judged on
+ * `variant` as the nightly's bisection judges a step: "<sha12> good" or "<sha12> bad", sorted.
+ */
+export function bisectStepVerdicts(name: string, variant: string, config: Config): string[] {
+  const dir = join(RECORDED, name);
+  return readdirSync(dir)
+    .filter((f) => /^bisect-[0-9a-f]{12}\./.test(f))
+    .map((f) => {
+      const r = validateResults(
+        JSON.parse(gunzipSync(readFileSync(join(dir, f))).toString('utf8')),
+        f,
+      );
+      const cases = compare(r, undefined, config).cases.filter((c) => c.variant === variant);
+      return `${f.slice(7, 19)} ${stepVerdict(cases).verdict}`;
+    })
+    .sort();
+}
