@@ -45071,11 +45071,16 @@ function sharedMark(deltas) {
 }
 var strip = (cell, mark) => mark && typeof cell === "object" ? trusted(cell.trusted.slice(0, -mark.length)) : cell;
 var warned = (bad, quantity) => bad?.quantity === quantity ? "⚠️ " : "";
-function rateCells(c, input, bad) {
+function rateOf(c, input) {
   const current = c.current;
   const tflops = current ? caseTflops(current) : void 0;
-  const gbps = current ? caseGbps(current) : void 0;
   const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
+  return { tflops, pct: tflops ? pct2 : void 0 };
+}
+function rateCells(c, input, bad) {
+  const current = c.current;
+  const { tflops, pct: pct2 } = rateOf(c, input);
+  const gbps = current ? caseGbps(current) : void 0;
   const ofPeak = pct2 === void 0 ? "" : ` (${fixed(pct2, 1)} %)`;
   return [
     trusted(
@@ -45111,7 +45116,7 @@ function timingTable(cases2, input, measured) {
   });
   const delta = `${input.comparison.paired ? "Δ" : "Δ vs baseline"}${mark.replace(" · ", ", ")}`;
   const header = ["case", "variant", delta, "verdict", "CI of Δ"];
-  const shares = rows.map((r) => r.at(-2)).some((c) => /%\)$/.test(typeof c === "object" ? c.trusted : String(c)));
+  const shares = cases2.some((c) => rateOf(c, input).pct !== void 0);
   const tflops = shares ? "TFLOPS (% peak)" : "TFLOPS";
   header.push(...gpu ? ["GPU"] : [], "median ms (IQR)", tflops, "GB/s");
   const align = ["l", "l", "r", "l", "r", ...gpu ? ["l"] : []];
