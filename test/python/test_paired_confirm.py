@@ -24,7 +24,7 @@ _MARK = {mark!r}
 if _MARK is not None:
     try:
         _os.close(_os.open(_MARK, _os.O_CREAT | _os.O_EXCL))
-        DELAY_MS["first_slow"] = 3.0
+        DELAY_MS["first_slow"] = 4.0
     except FileExistsError:
         pass
 '''
@@ -46,7 +46,7 @@ def make_confirm_repo(path, mark):
 
 
 # A CPU "kernel" is no H100: a loaded CI machine has put identical 2 ms spins in two processes more
-# than 1 % apart. The planted 20 % and the first process's 50 % clear 5 % with room; steady does not.
+# than 1 % apart. The planted 20 % and the first process's 100 % clear 5 % with room; steady does not.
 THRESHOLD_PCT = 5.0
 
 
@@ -87,8 +87,10 @@ def test_a_slowdown_of_every_process_is_slower_again(confirm_run):
 
 def test_an_offset_of_one_process_does_not_repeat(confirm_run):
     p = case(confirm_run[0], "first_slow")["paired"]
-    # The first head process spun 3 ms against the base's 2: the first reading is SLOWER.
-    assert p["ci_lo"] > 1.2
+    # The first head process spun 4 ms against the base's 2: ×2 on a quiet CPU. A loaded one stretches
+    # both arms alike and widens the interval (ci_lo 1.15 of a ×1.5 offset seen on a CI machine), so
+    # what is asserted is what sends it to confirmation: the interval clears the threshold.
+    assert p["median_ratio"] > 1.2 and p["ci_lo"] > 1 + THRESHOLD_PCT / 100
     c = p["confirm"]
     assert c["status"] == "ok" and 0.9 < c["median_ratio"] < 1.1 and c["ci_lo"] < 1 + THRESHOLD_PCT / 100
     line = next(x for x in confirm_run[1].splitlines() if x.startswith(f"[kernelgate] sleepy/first_slow {CASE} confirm: "))
