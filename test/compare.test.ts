@@ -674,6 +674,31 @@ describe('paired A/B verdicts', () => {
     expect(comparison.paired?.controlsMoved).toEqual([`attention/sdpa_flash ${HEADLINE}`]);
   });
 
+  it('lets a control timed beside the confirmation (run.time_control: headline) speak for that reading', () => {
+    const doc = pairedRun();
+    const again = (ratio: number) => {
+      const logs = logRatios(ratio);
+      return { status: 'ok' as const, n_pairs: 2 * logs.length, log_ratios: logs };
+    };
+    pair(doc, TRITON, 1.05, { confirm: again(1.05) }); // SLOWER, and again in fresh processes
+    pair(doc, FLASH, 1.04, { timed_in: 'confirmation' }); // the control beside that confirmation moved
+    pair(doc, CUDNN, 1.0, { timed_in: 'confirmation' }); // another, quiet
+    const cases = compare(doc, baseline, config).cases;
+    expect(byKey(cases, FLASH)).toMatchObject({
+      perf: 'SLOWER',
+      perfNote: 'reference: identical code in both arms',
+    });
+    expect(byKey(cases, CUDNN)).toMatchObject({
+      perf: 'SAME',
+      perfNote:
+        'the A/A control, timed beside the confirmation of a variant that cleared the threshold',
+    });
+    expect(byKey(cases, TRITON)).toMatchObject({ perf: 'AMBIGUOUS', method: 'paired' });
+    expect(byKey(cases, TRITON).perfNote).toMatch(
+      /^was SLOWER \+5\.0 %, but the A\/A control sdpa_flash \+4\.0 % \(a reference: identical code in both arms\) moved in the same case/,
+    );
+  });
+
   it('names every control that moved in a case', () => {
     const doc = pairedRun();
     pair(doc, FLASH, 1.04);

@@ -163,7 +163,7 @@ describe('the Judged line says how the identical variants were verified (run.ver
 describe('which runs skip identical variants', () => {
   const options = (over: Partial<FullRunOptions>): FullRunOptions =>
     ({ config, mode: 'pr', saveBaseline: false, ...over }) as FullRunOptions;
-  const off: Config = { ...config, run: { skipIdentical: false, verifyIdentical: 'first_seed' } };
+  const off: Config = { ...config, run: { ...config.run, skipIdentical: false } };
 
   it('a pull request does, as run.skip_identical says (default true)', () => {
     expect(config.run.skipIdentical).toBe(true);
@@ -203,7 +203,7 @@ describe('run.skip_identical in kernelgate.yml', () => {
       'kernelgate.yml: run.skip_identical must be boolean (got "no")',
     );
     expect(load('run: { skip: true }\n')).toThrow(
-      'kernelgate.yml: run.skip is not a known field (known: skip_identical, verify_identical)',
+      'kernelgate.yml: run.skip is not a known field (known: skip_identical, verify_identical, time_control)',
     );
   });
 });
@@ -229,6 +229,25 @@ describe('run.verify_identical in kernelgate.yml', () => {
     );
     expect(load('run: { verify_identical: true }\n')).toThrow(
       'kernelgate.yml: run.verify_identical must be one of "first_seed", "all" (got true)',
+    );
+  });
+});
+
+describe('run.time_control in kernelgate.yml', () => {
+  const load = (yml: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-time-control-'));
+    writeFileSync(join(dir, 'kernelgate.yml'), yml);
+    return () => loadConfig(dir);
+  };
+
+  it('reads headline (the default) and every_case', () => {
+    expect(load('report: { title: x }\n')().run.timeControl).toBe('headline');
+    expect(load('run: { time_control: every_case }\n')().run.timeControl).toBe('every_case');
+  });
+
+  it('names the file, the field and the value of a bad one', () => {
+    expect(load('run: { time_control: never }\n')).toThrow(
+      'kernelgate.yml: run.time_control must be one of "headline", "every_case" (got "never")',
     );
   });
 });

@@ -91,6 +91,17 @@ function verdicts(s: { head: IdentitySide; base: IdentitySide }): Record<string,
 
 const REFERENCE = 'a reference variant: timed as the A/A control';
 
+/** attention with fa2 owning its file and flash named as the reference: the control */
+const OWNS = {
+  ...FILES,
+  'kernels/attention/kernel.yml':
+    manifest(
+      'attention',
+      '[{name: fa2, role: candidate, owns: [fa2_impl.py]}, {name: fa3, role: candidate}, {name: sdpa, role: reference}, {name: flash, role: reference}]',
+    ) + 'speed_reference: flash\n',
+};
+const FA2 = { 'kernels/attention/fa2_impl.py': 'def run():\n    return 2\n' };
+
 describe('identity of base and head', () => {
   it('a change outside the kernels leaves every variant identical: with no candidate timed, no reference is either', async () => {
     const at = await checkouts({ 'README.md': 'edited\n' });
@@ -143,6 +154,30 @@ describe('identity of base and head', () => {
     );
     const w = verdicts(sides(unnamed));
     expect([w['attention/flash'], w['attention/sdpa']]).toEqual([REFERENCE, REFERENCE]);
+  });
+
+  it('run.time_control: headline makes an identical control of a timed candidate identical, marked as the control', async () => {
+    const at = await prCheckouts(OWNS, FA2);
+    const s = sides(at);
+    const marked = (headline: boolean) =>
+      compareIdentities(variantIdentities(s.head, ENV), variantIdentities(s.base, ENV), headline)
+        .filter((v) => v.kernel === 'attention')
+        .map((v) => [v.variant, v.identical ? 'identical' : v.why, v.control ?? false]);
+    expect(marked(true)).toEqual([
+      ['fa2', 'sources differ: kernels/attention/fa2_impl.py (its own)', false],
+      ['fa3', 'identical', false],
+      ['sdpa', 'identical', false],
+      ['flash', 'identical', true],
+    ]);
+    expect(marked(false)[3]).toEqual(['flash', REFERENCE, false]);
+    // with nothing of attention timed, its control is identical and controls nothing
+    const readme = sides(await prCheckouts(OWNS, { 'README.md': 'edited\n' }));
+    const none = compareIdentities(
+      variantIdentities(readme.head, ENV),
+      variantIdentities(readme.base, ENV),
+      true,
+    );
+    expect(none.every((v) => v.identical && v.control === undefined)).toBe(true);
   });
 
   it('changing a shared file makes every kernel that imports it differ, and only those', async () => {
@@ -337,8 +372,13 @@ describe('measure: identity only where the run asks for it', () => {
   async function harnessArgs(
     skipIdentical: boolean | undefined,
     verifyIdentical?: 'first_seed' | 'all',
+    change: Record<string, string> = {
+      'kernels/scale/bench.py': 'import kernels.common.other as o\n',
+    },
+    edit: (config: Config) => Config = (c) => c,
+    files: Record<string, string> = FILES,
   ) {
-    const at = await checkouts({ 'kernels/scale/bench.py': 'import kernels.common.other as o\n' });
+    const at = await prCheckouts(files, change);
     let args: string[] = [];
     const fake: LineExec = async (_cmd, a) => {
       args = a;
@@ -354,7 +394,7 @@ describe('measure: identity only where the run asks for it', () => {
     };
     await measure(
       {
-        config: withVerify(loadConfig(at.ws), verifyIdentical),
+        config: edit(withVerify(loadConfig(at.ws), verifyIdentical)),
         workspace: at.ws,
         harnessRoot: at.ws,
         outDir: join(at.ws, 'out'),
@@ -405,6 +445,51 @@ describe('measure: identity only where the run asks for it', () => {
       expect(args).not.toContain('--identical');
       expect(args).not.toContain('--verify-identical');
     }
+  });
+
+  const CONTROL_LINE =
+    "kernelgate: identity: attention/flash is the A/A control of attention's timed candidates: timed on its headline case and beside each confirmation (run.time_control: headline)";
+
+  it('run.time_control: headline (the default) hands the harness the identical control as --controls', async () => {
+    const { args, lines } = await harnessArgs(true, undefined, FA2, undefined, OWNS);
+    expect(args.slice(args.indexOf('--identical'), args.indexOf('--identical') + 4)).toEqual([
+      '--identical',
+      'attention.fa3,attention.sdpa,attention.flash,bsr.bsr_triton,scale.axpb',
+      '--controls',
+      'attention.flash',
+    ]);
+    expect(args).toContain('--paired-confirm');
+    expect(lines).toContain(CONTROL_LINE);
+  });
+
+  it('run.time_control: every_case, or no confirmations, times the control as a changed variant', async () => {
+    const everyCase = await harnessArgs(
+      true,
+      undefined,
+      FA2,
+      (c) => ({ ...c, run: { ...c.run, timeControl: 'every_case' } }),
+      OWNS,
+    );
+    expect(everyCase.args).not.toContain('--controls');
+    expect(everyCase.args[everyCase.args.indexOf('--identical') + 1]).toBe(
+      'attention.fa3,attention.sdpa,bsr.bsr_triton,scale.axpb',
+    );
+    expect(everyCase.lines).toContain(
+      'kernelgate: identity: attention/flash is timed: a reference variant: timed as the A/A control',
+    );
+    const unconfirmed = await harnessArgs(
+      true,
+      undefined,
+      FA2,
+      (c) => ({ ...c, compare: { ...c.compare, paired: { ...c.compare.paired, confirm: false } } }),
+      OWNS,
+    );
+    expect(unconfirmed.args).not.toContain('--controls');
+    expect(unconfirmed.args).not.toContain('--paired-confirm');
+    expect(unconfirmed.lines).toContain(
+      'kernelgate: identity: run.time_control: headline needs compare.paired.confirm: the A/A controls are timed on every case',
+    );
+    expect(unconfirmed.lines).not.toContain(CONTROL_LINE);
   });
 
   it('run.verify_identical: all reaches the harness as --verify-identical all', async () => {

@@ -109,6 +109,14 @@ def _paired_options(p: argparse.ArgumentParser) -> None:
         "(the action computes this): their cases are verified on the head as always but not timed, and each record says so "
         "(identical.reason); a reference variant stays timed as the A/A control while a candidate of its case is timed"
     ))
+    g.add_argument("--controls", help=(
+        "comma-separated kernel.variant names, each also in --identical: the A/A control of its kernel (a reference whose code is "
+        "the same in both arms; the action names the kernel's control, src/measure/identity.ts controlReferences). While a "
+        "candidate of its kernel is timed, it is timed on the kernel's headline case (tiers.case; on every case when the run has "
+        "none) and, in the other cases, beside the confirmation of a variant that cleared the threshold: a control only ever "
+        "demotes a moved verdict, and a moved verdict stands only when its confirmation agrees (kernelgate.yml run.time_control: "
+        "headline). Needs --paired-confirm"
+    ))
     g.add_argument("--verify-identical", choices=("first_seed", "all"), default="first_seed", help=(
         "how the --identical variants are verified (kernelgate.yml run.verify_identical): first_seed (default) on every case "
         "with the first seed only, without the probes of what the timing would miss (drain, late work, cache); their tails "
@@ -131,6 +139,13 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     for name in (args.identical or "").split(","):
         if name and not re.fullmatch(r"[^.,\s]+\.[^.,\s]+", name):
             p.error(f"--identical takes kernel.variant names, got {name!r}")
+    controls = [n for n in (args.controls or "").split(",") if n]
+    named = {n for n in (args.identical or "").split(",") if n}
+    for name in controls:
+        if name not in named:
+            p.error(f"--controls names {name!r}, which --identical does not: a control left untimed must be identical in base and head")
+    if controls and not args.paired_confirm:
+        p.error("--controls needs --paired-confirm (outside the headline case a control is timed beside the confirmations only)")
     if args.paired_detect_pct < 0 or args.paired_detect_min_ms < 0:
         p.error(f"--paired-detect-pct and --paired-detect-min-ms must be 0 or more, got {args.paired_detect_pct:g} and {args.paired_detect_min_ms:g}")
     if args.paired_confirm and not args.base_root:

@@ -57,7 +57,7 @@ class Harness:
         self.first_device = None  # cases[].device of the first lane's GPU, from the environment probe
         self.opts = Options.from_args(args, self.device, self.fault, self.builds)
         self.runner = CaseRunner(args.seeds, not args.no_timing, args.first_warmup_s, self.document)
-        self.pairing = PairedRunner(args, self.identical, self.opts, self.runner)
+        self.pairing = PairedRunner(args, self.identical, self.opts, self.runner, self.plan.cases_of)
 
     def _base_manifests(self):
         """The base revision's manifests by name (paired runs), or None when not paired."""

@@ -38,6 +38,8 @@ class Manifest:
     description: str | None = None
     flops_formula: str | None = None
     bytes_formula: str | None = None
+    # tiers.case: the params of the headline case (the first case they match), or None
+    headline: dict | None = None
 
 
 def format_value(value):
@@ -123,6 +125,14 @@ def matches(params, only):
     return True
 
 
+def headline_case(m, cases):
+    """The id of the first of `cases` that tiers.case matches (the report's headline case, as
+    src/judge/tiers.ts findCase finds it), or None: no tiers, or none of these cases."""
+    if not m.headline:
+        return None
+    return next((c.id for c in cases if matches(c.params, m.headline)), None)
+
+
 def load_manifest(path):
     try:
         with open(path) as f:
@@ -155,6 +165,7 @@ def load_manifest(path):
         description=raw.get("description"),
         flops_formula=raw.get("flops_formula"),
         bytes_formula=raw.get("bytes_formula"),
+        headline=(raw.get("tiers") or {}).get("case"),
     )
 
 

@@ -4,17 +4,21 @@ arm fails, and the confirmation of the movers."""
 
 import time
 
-from .manifest import matches
-from .paired import IDENTICAL_REASON, PairedCase, attempt, change_of, confirm_record, interval_text, no_pairs, untimed
+from .manifest import headline_case, matches
+from .paired import IDENTICAL_REASON, PairedCase, attempt, base_reason, change_of, confirm_record, interval_text, no_pairs, untimed
 from .progress import say
 
 
 class PairedRunner:
-    def __init__(self, args, identical, opts, runner):
+    def __init__(self, args, identical, opts, runner, cases_of=None):
         self.args = args
         self.identical = identical  # (kernel, variant) pairs the same in base and head (--identical)
+        # --controls: (kernel, variant) pairs of identical A/A controls timed on the headline case
+        # and beside the confirmations only
+        self.controls = {tuple(n.split(".", 1)) for n in (getattr(args, "controls", None) or "").split(",") if n}
         self.opts = opts
         self.runner = runner
+        self.cases_of = cases_of or (lambda m: m.ci_cases if args.ci else m.cases)
 
     def run(self, head, base, m, bm, case, variants, timeout_s, first):
         """One case head against base (paired.py). A crash, hang or error of either arm costs both
@@ -33,9 +37,12 @@ class PairedRunner:
         # every variant still about 10 s of run 21's 324 s.
         warm_s = self.args.first_warmup_s if first else 0.0
         references = reference_names(m)
-        same = self.identical_variants(m, variants, base_variants, references)
+        same = self.identical_variants(m, case, variants, base_variants, references)
+        deferred = self.deferred_controls(m, case, variants, same, references)
         if same:
             say(f"{m.name} {case.id}: {', '.join(same)}: {IDENTICAL_REASON} in base and head: verified, not timed")
+        if deferred:
+            say(f"{m.name} {case.id}: {', '.join(deferred)}: the A/A control, timed on the headline case and here only beside a confirmation")
         pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.opts.as_dict(), warm_s, say, identical=same, references=references)
         records, why = attempt(pc)
         if why:
@@ -50,12 +57,12 @@ class PairedRunner:
             # Each variant whose interval cleared the threshold (or, with --paired-detect-pct alone,
             # only its detection threshold), again in fresh worker processes.
             band_only = not self.args.paired_confirm
-            spent = confirm_movers(head, base, m.name, case, records, self.opts.as_dict(), timeout_s, say, band_only)
+            spent = confirm_movers(head, base, m.name, case, records, self.opts.as_dict(), timeout_s, say, band_only, deferred)
             if spent is not None:
                 self.runner.document.add_stage_seconds({"confirm": spent})
         return records
 
-    def identical_variants(self, m, variants, base_variants, references):
+    def identical_variants(self, m, case, variants, base_variants, references):
         """The variants of a paired case named by --identical that the base has for this case too,
         left untimed. The caller chooses the A/A control: the action names every identical
         reference but the kernel's control (src/measure/identity.ts, controlReferences), and a
@@ -65,10 +72,26 @@ class PairedRunner:
         timed (nothing to control)."""
         named = [v for v in variants if (m.name, v) in self.identical and v in base_variants]
         candidate_timed = any(v not in references and v not in named for v in variants)
+        if not candidate_timed:
+            return named
+        controls = [v for v in named if (m.name, v) in self.controls]
+        if controls:
+            # --controls: the control is timed on the kernel's headline case (on every case when
+            # the run has none); elsewhere beside a confirmation only (deferred_controls)
+            headline = headline_case(m, self.cases_of(m))
+            return named if headline is not None and case.id != headline else [v for v in named if v not in controls]
         control_kept = any(v in base_variants and v not in named for v in references if v in variants)
-        if not candidate_timed or control_kept:
+        if control_kept:
             return named
         return [v for v in named if v not in references]
+
+    def deferred_controls(self, m, case, variants, same, references):
+        """The --controls of this case left untimed by identical_variants while a candidate is
+        timed: confirm_movers times them beside the confirmation of a variant that cleared the
+        threshold, the only reading whose verdict a control can demote."""
+        if not any(v not in references and v not in same for v in variants):
+            return []
+        return [v for v in same if (m.name, v) in self.controls]
 
 
 def reference_names(m):
@@ -76,7 +99,7 @@ def reference_names(m):
     return {v["name"] for v in m.variants if v.get("role") == "reference"}
 
 
-def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_only=False):
+def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_only=False, controls=()):
     """--paired-confirm: each variant of `records` whose interval cleared the threshold is measured
     again in a fresh pair of worker processes (both stopped and started anew, the case set up and
     verified on the first seed without stress inputs and stream checks, each burst warmed, the same
@@ -85,7 +108,10 @@ def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_
     variant in one case that more pairs in the same burst do not remove (docs/notes/paired-ab.md).
     `band_only` (--paired-detect-pct without --paired-confirm): only the variants that cleared their
     detection threshold and not the threshold itself, whose verdict the judge lets stand only when
-    confirmed. Returns the seconds it took, or None when no variant had cleared the threshold."""
+    confirmed. `controls` (--controls, untimed in this case's first reading): timed beside the
+    movers in the same pair of processes, their reading the case's paired record (timed_in
+    "confirmation"), so that the judge's A/A control speaks for the second reading. Returns the
+    seconds it took, or None when no variant had cleared the threshold."""
     label = f"{kernel} {case.id}"
     pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
     firsts = {v: change_of(rec.get("paired"), pct, floor) for v, rec in records.items()}
@@ -100,8 +126,14 @@ def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_
     head.stop()
     base.stop()
     seed = opt["seeds"][:1]
-    pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say, light=True)
+    controls = [v for v in controls if v not in movers]
+    timed = movers + controls
+    if controls:
+        say(f"{label}: {', '.join(controls)} timed beside it as the A/A control")
+    pc = PairedCase(head, base, case, timed, timed, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say, light=True, references=controls)
     again, why = attempt(pc)
+    for v in controls:
+        control_beside(kernel, case, v, records[v], None if why else again[v], why, say)
     for v in movers:
         p = records[v]["paired"]
         c = p["confirm"] = no_pairs(why) if why else confirm_record(again[v])
@@ -116,3 +148,23 @@ def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_
     spent = time.perf_counter() - t0
     say(f"{label}: confirmation {spent:.1f} s")
     return spent
+
+
+def control_beside(kernel, case, v, rec, again, why, say):
+    """A --controls variant timed beside a confirmation (confirm_movers): its paired reading and
+    head timing become the case's, `timed_in` saying where; `identical` stays (how it was verified).
+    When it gave no pairs it stays untimed (SAME by identity) and the log says why."""
+    p = (again or {}).get("paired") or {}
+    reason = None
+    if why:
+        reason = why
+    elif again.get("status") != "ok":
+        reason = f"it ended {again.get('status')}: {base_reason(again)}"
+    elif p.get("base_status") != "ok" or not p.get("log_ratios"):
+        reason = p.get("base_reason") or f"base revision: {p.get('base_status', 'no record')}"
+    if reason is not None:
+        say(f"{kernel}/{v} {case.id}: the A/A control gave no reading beside the confirmation ({reason})")
+        return
+    rec["paired"] = {**p, "timed_in": "confirmation"}
+    rec["timing"] = again["timing"]
+    say(f"{kernel}/{v} {case.id} control beside the confirmation: {interval_text(p['median_ratio'], p['ci_lo'], p['ci_hi'])} {p['n_pairs']} pairs")

@@ -13,6 +13,7 @@ import { type NoiseByModel, noiseProblems } from './noise.js';
 import { kernelFolders } from './kernel-folders.js';
 import { ownsProblems } from './owns.js';
 import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from './benchmarks.js';
+import { runOptions, type RawRunOptions, type RunOptions } from './run-options.js';
 
 export type { PeakSpec };
 
@@ -47,8 +48,6 @@ export interface ManifestVariant {
 }
 
 export type TierMetric = 'speedup' | 'pct_peak' | 'gemm_ceiling_ratio';
-/** run.verify_identical: how a pull request's identical variants are verified (the harness's --verify-identical) */
-export type VerifyIdentical = 'first_seed' | 'all';
 
 export interface TierLadderConfig {
   metric: TierMetric;
@@ -121,11 +120,7 @@ export interface Config {
   };
   peaks: Record<string, PeakSpec>;
   report: { title: string; maxRows: number };
-  /**
-   * a pull request's paired run: variants identical in base and head are verified, not timed;
-   * verified on the first seed only (`first_seed`) or on every seed (`all`): run.verify_identical
-   */
-  run: { skipIdentical: boolean; verifyIdentical: VerifyIdentical };
+  run: RunOptions;
   kernels: LoadedKernel[];
   /** other tools' benchmarks judged beside the kernels (docs/adapters.md) */
   benchmarks: BenchmarkConfig[];
@@ -200,7 +195,7 @@ interface RawConfig {
   };
   peaks?: Record<string, { tflops?: Record<string, number>; gbps?: number }>;
   report?: { title?: string; max_rows?: number };
-  run?: { skip_identical?: boolean; verify_identical?: VerifyIdentical };
+  run?: RawRunOptions;
   benchmarks?: RawBenchmark[];
 }
 
@@ -357,10 +352,7 @@ function configFromRaw(
       title: raw.report?.title ?? 'kernelgate',
       maxRows: raw.report?.max_rows ?? 100,
     },
-    run: {
-      skipIdentical: raw.run?.skip_identical ?? true,
-      verifyIdentical: raw.run?.verify_identical ?? 'first_seed',
-    },
+    run: runOptions(raw.run),
     kernels,
     benchmarks,
   };

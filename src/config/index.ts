@@ -2,6 +2,7 @@
 // and value, and where the field is: locate.ts), and the GPU table (data/gpus.json: models and
 // datasheet peaks). The only door.
 export * from './config.js';
+export * from './run-options.js';
 export * from './gpus.js';
 export * from './kernel-folders.js';
 export * from './locate.js';

@@ -13,6 +13,7 @@ import {
 } from '../lib/index.js';
 import type { CaseResult, Paired, Timing } from '../results/index.js';
 import {
+  CONTROL_BESIDE_NOTE,
   type BaselineState,
   CONFIRM_NOTES,
   type ConfirmOutcome,
@@ -346,8 +347,8 @@ export function judgePaired(
       ? unconfirmedBand(judged, detectPct)
       : judged;
   const note = subsampleNote('blocks of pairs', [{ of: 'the', used: bootstrapped, total: nPairs }]);
-  if (note === undefined) return out;
-  return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join('; ') };
+  const notes = [out.perfNote, paired.timed_in && CONTROL_BESIDE_NOTE, note].filter(Boolean);
+  return notes.length ? { ...out, perfNote: notes.join('; ') } : out;
 }
 
 function tooFewPairs(n: number): string {

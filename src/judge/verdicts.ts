@@ -43,6 +43,9 @@ export type JudgeMethod = 'paired' | 'baseline' | 'identical' | 'none';
 
 /** Paired perfNote of a reference variant that moved: it runs the same code in both arms. */
 export const CONTROL_NOTE = 'reference: identical code in both arms';
+/** A control timed beside a confirmation (run.time_control: headline), as the report says it. */
+export const CONTROL_BESIDE_NOTE =
+  'the A/A control, timed beside the confirmation of a variant that cleared the threshold';
 
 export interface CaseComparison {
   /** kernel/variant/case */

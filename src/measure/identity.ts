@@ -70,6 +70,11 @@ export interface IdentityVerdict {
   why: string;
   /** an identical variant whose kernel changed in files other variants own: which, and whose */
   note?: string;
+  /**
+   * run.time_control: headline: an identical control reference of a kernel whose candidate is
+   * timed, timed on the headline case and beside confirmations only (the harness's --controls)
+   */
+  control?: boolean;
 }
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
@@ -288,16 +293,22 @@ function difference(head: VariantIdentity, base: VariantIdentity): string | unde
   return head.key === base.key ? undefined : 'its identity differs';
 }
 
+/** Why an identical control is timed although identical (run.time_control: every_case). */
+export const CONTROL_TIMED = 'a reference variant: timed as the A/A control';
+
 /**
  * Each head variant: identical in the base revision or not, and why. A control reference
  * (controlReferences) is the A/A control of its kernel's timed candidates: it is timed whenever
  * one of them is, and skipped with them (when identical itself) only when none is: there is then
- * nothing for it to control. The kernel's other references are skipped when identical, as any
- * variant is.
+ * nothing for it to control. With `headlineControls` (run.time_control: headline) an identical
+ * control of a timed candidate is identical and marked `control`: the harness times it on the
+ * headline case and beside confirmations (--controls). The kernel's other references are skipped
+ * when identical, as any variant is.
  */
 export function compareIdentities(
   head: Map<string, VariantIdentity>,
   base: Map<string, VariantIdentity>,
+  headlineControls = false,
 ): IdentityVerdict[] {
   const whyOf = (h: VariantIdentity) => {
     const b = base.get(`${h.kernel}/${h.variant}`);
@@ -308,10 +319,9 @@ export function compareIdentities(
     heads.filter((h) => h.role !== 'reference' && whyOf(h) !== undefined).map((h) => h.kernel),
   );
   return heads.map((h) => {
-    const why =
-      h.control && timedCandidate.has(h.kernel)
-        ? 'a reference variant: timed as the A/A control'
-        : whyOf(h);
+    const controls = h.control && timedCandidate.has(h.kernel);
+    const own = whyOf(h);
+    const why = controls && !headlineControls ? CONTROL_TIMED : own;
     const note = why === undefined ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : '';
     return {
       kernel: h.kernel,
@@ -319,6 +329,7 @@ export function compareIdentities(
       identical: why === undefined,
       why: why ?? IDENTICAL_REASON,
       ...(note ? { note } : {}),
+      ...(controls && why === undefined ? { control: true } : {}),
     };
   });
 }
@@ -344,12 +355,14 @@ export function identicalArgs(
   environment: Environment,
   outDir: string,
   log: (line: string) => void,
+  headlineControls = false,
 ): string[] {
   let verdicts: IdentityVerdict[];
   try {
     verdicts = compareIdentities(
       variantIdentities(head, environment),
       variantIdentities(base, environment),
+      headlineControls,
     );
   } catch (error) {
     log(`kernelgate: identity: not computed (${(error as Error).message}); every variant is timed`);
@@ -359,6 +372,7 @@ export function identicalArgs(
   for (const v of verdicts) {
     if (v.identical && /[.,\s]/.test(`${v.kernel}${v.variant}`)) {
       Object.assign(v, { identical: false, why: 'its name cannot be passed to --identical' });
+      delete v.control;
     }
   }
   writeFileSync(join(outDir, 'identity.json'), JSON.stringify(verdicts, null, 2) + '\n');
@@ -373,7 +387,18 @@ export function identicalArgs(
   for (const v of same.filter((x) => x.note !== undefined)) {
     log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${v.note}`);
   }
-  return same.length ? ['--identical', same.map((v) => `${v.kernel}.${v.variant}`).join(',')] : [];
+  const controls = same.filter((v) => v.control === true);
+  for (const v of controls) {
+    log(
+      `kernelgate: identity: ${v.kernel}/${v.variant} is the A/A control of ${v.kernel}'s timed candidates: ` +
+        'timed on its headline case and beside each confirmation (run.time_control: headline)',
+    );
+  }
+  const names = (list: IdentityVerdict[]) => list.map((v) => `${v.kernel}.${v.variant}`).join(',');
+  return [
+    ...(same.length ? ['--identical', names(same)] : []),
+    ...(controls.length ? ['--controls', names(controls)] : []),
+  ];
 }
 
 /**
@@ -413,6 +438,15 @@ export function pullRequestIdentity(
     );
     return [];
   }
+  // run.time_control: headline needs the confirmations (compare.paired.confirm) to time the
+  // control beside; without them the control is timed on every case, as every_case
+  const { run, compare } = head.config;
+  const headlineControls = run.timeControl === 'headline' && compare.paired.confirm;
+  if (run.timeControl === 'headline' && !compare.paired.confirm) {
+    log.info(
+      'kernelgate: identity: run.time_control: headline needs compare.paired.confirm: the A/A controls are timed on every case',
+    );
+  }
   return identicalArgs(
     {
       root: head.workspace,
@@ -429,5 +463,6 @@ export function pullRequestIdentity(
     environment,
     outDir,
     (line) => log.info(line),
+    headlineControls,
   );
 }

@@ -588,6 +588,10 @@ export interface Paired {
    */
   seconds?: number;
   /**
+   * confirmation: an A/A control (harness --controls, kernelgate.yml run.time_control: headline) that this case's first reading left untimed, timed beside the confirmation of a variant that cleared the threshold, in the same fresh pair of worker processes: its reading speaks for the machine during that second reading. Absent: timed in the case's first reading
+   */
+  timed_in?: 'confirmation';
+  /**
    * the same variant measured again in a fresh pair of worker processes (harness --paired-confirm), because the first interval cleared the threshold: a SLOWER or FASTER verdict stands only when this one agrees
    */
   confirm?: {
