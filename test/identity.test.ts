@@ -16,8 +16,9 @@ import {
   variantIdentities,
   type LineExec,
   type IdentitySide,
+  type MeasureOptions,
 } from '../src/measure/index.js';
-import type { BuildRecord, Environment } from '../src/results/index.js';
+import { loadResults, type BuildRecord, type Environment } from '../src/results/index.js';
 import { prCheckouts, write } from './support/pr-checkouts.js';
 
 const ENV: Environment = {
@@ -377,6 +378,7 @@ describe('measure: identity only where the run asks for it', () => {
     },
     edit: (config: Config) => Config = (c) => c,
     files: Record<string, string> = FILES,
+    balance?: MeasureOptions['balance'],
   ) {
     const at = await prCheckouts(files, change);
     let args: string[] = [];
@@ -400,6 +402,7 @@ describe('measure: identity only where the run asks for it', () => {
         outDir: join(at.ws, 'out'),
         base: { root: at.baseRoot, sha: 'b'.repeat(40) },
         ...(skipIdentical !== undefined ? { skipIdentical } : {}),
+        ...(balance ? { balance } : {}),
       },
       { exec: scriptedExec([]), lineExec: fake, log },
     );
@@ -490,6 +493,36 @@ describe('measure: identity only where the run asks for it', () => {
       'kernelgate: identity: run.time_control: headline needs compare.paired.confirm: the A/A controls are timed on every case',
     );
     expect(unconfirmed.lines).not.toContain(CONTROL_LINE);
+  });
+
+  it("hands the harness a stored run's ceilings when the calibration kernel is identical", async () => {
+    const stored = loadResults('test/fixtures/results/aa-current.json');
+    const gemm = {
+      ...FILES,
+      'kernels/gemm/kernel.yml': manifest(
+        'gemm',
+        '[{name: cublas, role: reference}, {name: torch_copy, role: reference}]',
+      ),
+      'kernels/gemm/bench.py': 'import torch\n',
+    };
+    const asked: string[] = [];
+    const balance = async (environment: Environment) => {
+      asked.push(environment.gpu.sku ?? 'unknown');
+      // a stored run of this machine's GPU model (here the doctor's, with no GPU)
+      const gpu = { ...stored.environment.gpu, sku: environment.gpu.sku! };
+      const results = { ...stored, environment: { ...stored.environment, gpu } };
+      return { results, label: 'the stored run fixture' };
+    };
+    const { args, lines } = await harnessArgs(true, undefined, undefined, undefined, gemm, balance);
+    const file = args[args.indexOf('--ceilings') + 1]!;
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      copy_gbps: stored.environment.ceilings!.copy_gbps,
+      gemm_tflops: stored.environment.ceilings!.gemm_tflops,
+      source: `the stored run fixture, ${stored.run.started_at}`,
+    });
+    expect(lines.filter((l) => l.startsWith('kernelgate: ceilings:'))).toHaveLength(1);
+    // one look-up serves the ceilings and the lanes' order
+    expect(asked.length).toBeLessThanOrEqual(1);
   });
 
   it('run.verify_identical: all reaches the harness as --verify-identical all', async () => {

@@ -49,6 +49,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "an earlier results document (the stored baseline): with several GPUs, the lanes take the cases from one queue, longest first by their "
         "seconds in it, the ones it did not time by the estimate (variants × the time cap + 0.44 s)"
     ))
+    p.add_argument("--ceilings", help=(
+        "a JSON file of the ceilings a stored run of this GPU model measured ({copy_gbps, gemm_tflops, source}): used, and the calibration "
+        "not run, when this run times no gemm case itself; the action passes it for a pull request whose calibration kernel (gemm) is "
+        "identical in base and head. The results' environment.ceilings.source names the run"
+    ))
     p.add_argument("--cases", help="a file of kernel/case ids, one a line: run only those cases (a shard's list, written by kernelgate run --shard i/n)")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")

@@ -1,6 +1,8 @@
 """The ceilings every run reports (copy bandwidth, GEMM rate): from the run's own gemm cases, or
 the gemm kernel's cases run quietly when this run did not select it."""
 
+import json
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -53,3 +55,38 @@ def calibrate(kernels_dir: str, options: dict[str, Any], run_case: Callable[...,
         handle.stop()
     say("ceilings measured (gemm calibration, not reported as cases)")
     return ceilings_from(cases)
+
+
+class CeilingsError(Exception):
+    """--ceilings FILE that cannot be used; the message names the file, the field and the value."""
+
+
+def read_ceilings(path: str) -> dict[str, Any]:
+    """--ceilings FILE: the ceilings a stored run of this GPU model measured, written by the action
+    when this run's calibration kernel is identical in build and sources to the one that measured
+    them (src/measure/ceilings.ts): {"copy_gbps": number, "gemm_tflops": {dtype: number}, "source":
+    text}, each number finite and above 0."""
+    try:
+        with open(path) as f:
+            raw = json.load(f)
+    except (OSError, ValueError) as e:
+        raise CeilingsError(f"--ceilings {path}: cannot read a JSON document: {e}") from e
+    if not isinstance(raw, dict):
+        raise CeilingsError(f"--ceilings {path}: expected an object, got {type(raw).__name__}")
+
+    def rate(value: Any, field: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise CeilingsError(f"--ceilings {path}: {field} must be a number above 0, got {value!r}")
+        return float(value)
+
+    gemm = raw.get("gemm_tflops")
+    if not isinstance(gemm, dict) or not gemm:
+        raise CeilingsError(f"--ceilings {path}: gemm_tflops must be an object of rates by dtype, got {gemm!r}")
+    source = raw.get("source")
+    if not isinstance(source, str) or not source.strip():
+        raise CeilingsError(f"--ceilings {path}: source must name the run that measured them, got {source!r}")
+    return {
+        "copy_gbps": rate(raw.get("copy_gbps"), "copy_gbps"),
+        "gemm_tflops": {str(k): rate(v, f"gemm_tflops.{k}") for k, v in gemm.items()},
+        "source": source,
+    }

@@ -7,6 +7,7 @@ import type { BaseRevision } from './base-revision.js';
 import { harnessSelection, noHarness, runBenchmarkStage, withBenchmarks } from './benchmarks.js';
 import { type Config } from '../config/index.js';
 import { lanesBalance, type BalanceSource } from './balance.js';
+import { storedCeilingsArgs } from './ceilings.js';
 import { diagnoseOutput } from './diagnose.js';
 import { runDoctor } from './doctor/index.js';
 import type { CommandRunner } from '../adapters/index.js';
@@ -353,15 +354,34 @@ async function harnessMoreArgs(
       : [];
   // run.verify_identical: how the harness verifies the variants --identical names
   const verify = identical.length ? ['--verify-identical', options.config.run.verifyIdentical] : [];
+  // one look-up of the stored run of this GPU model, for the ceilings and the lanes' order
+  const stored = options.balance && memo(options.balance);
+  const ceilings = identical.length
+    ? storedCeilingsArgs(
+        options.config,
+        identical,
+        environment,
+        await stored?.(environment),
+        outDir,
+        log,
+      )
+    : [];
   const args = [
     ...selectArgs,
     ...(paired ? pairedArgs(paired, options.config) : []),
     ...identical,
     ...verify,
+    ...ceilings,
     ...(options.harnessArgs ?? []),
   ];
   const lanes = [...options.config.harness.args, ...args];
-  return [...args, ...(await lanesBalance(options.balance, environment, lanes, outDir, log))];
+  return [...args, ...(await lanesBalance(stored, environment, lanes, outDir, log))];
+}
+
+/** `lookup` asked once: later calls get the first call's promise. */
+function memo<T>(lookup: (environment: Environment) => Promise<T>) {
+  let first: Promise<T> | undefined;
+  return (environment: Environment) => (first ??= lookup(environment));
 }
 
 export async function measure(options: MeasureOptions, deps: MeasureDeps): Promise<Measured> {

@@ -31,6 +31,8 @@ export function environmentView(input: ReportInput): EnvironmentView {
   for (const [dtype, tflops] of Object.entries(c?.gemm_tflops ?? {})) {
     add(`measured cuBLAS GEMM ${dtype} TFLOPS`, fixed(tflops, 1));
   }
+  // a pull request whose calibration kernel is identical takes them from a stored run (--ceilings)
+  add('ceilings measured by', c?.source && `${c.source} (the calibration kernel is identical)`);
   const sku = gpu.sku;
   const peaks = sku ? input.config.peaks[sku] : undefined;
   for (const [dtype, tflops] of Object.entries(peaks?.tflops ?? c?.peak_tflops ?? {})) {

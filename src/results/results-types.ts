@@ -265,7 +265,7 @@ export interface Gpu {
   count?: number;
 }
 /**
- * measured on this GPU in this run, plus the datasheet peaks they are judged against
+ * measured on this GPU in this run (or taken from a stored run: source), plus the datasheet peaks they are judged against
  */
 export interface Ceilings {
   /**
@@ -288,6 +288,10 @@ export interface Ceilings {
    * datasheet memory bandwidth
    */
   peak_gbps?: number;
+  /**
+   * where copy_gbps and gemm_tflops come from when this run did not measure them: a stored run of the same GPU model whose calibration kernel (gemm) is identical in build and sources to this run's (harness --ceilings, a pull request's paired run; src/measure/ceilings.ts). Absent: measured in this run
+   */
+  source?: string;
 }
 export interface Diagnostic {
   level: 'error' | 'warning' | 'info';
