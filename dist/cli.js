@@ -35836,7 +35836,7 @@ var results_schema_default = {
     Ceilings: {
       type: "object",
       additionalProperties: false,
-      description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
+      description: "measured on this GPU in this run (or taken from a stored run: source), plus the datasheet peaks they are judged against",
       properties: {
         copy_gbps: {
           type: "number",
@@ -35853,7 +35853,11 @@ var results_schema_default = {
           description: "datasheet dense tensor-core peak by dtype",
           additionalProperties: { type: "number", minimum: 0 }
         },
-        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" }
+        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" },
+        source: {
+          type: "string",
+          description: "where copy_gbps and gemm_tflops come from when this run did not measure them: a stored run of the same GPU model whose calibration kernel (gemm) is identical in build and sources to this run's (harness --ceilings, a pull request's paired run; src/measure/ceilings.ts). Absent: measured in this run"
+        }
       }
     },
     Diagnostic: {
@@ -36359,6 +36363,10 @@ var results_schema_default = {
           minimum: 0,
           description: "wall seconds spent sampling this variant's pairs"
         },
+        timed_in: {
+          enum: ["confirmation"],
+          description: "confirmation: an A/A control (harness --controls, kernelgate.yml run.time_control: headline) that this case's first reading left untimed, timed beside the confirmation of a variant that cleared the threshold, in the same fresh pair of worker processes: its reading speaks for the machine during that second reading. Absent: timed in the case's first reading"
+        },
         confirm: {
           type: "object",
           additionalProperties: false,
@@ -36701,7 +36709,7 @@ var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
 // src/cli/dashboard.ts
 import { mkdtempSync as mkdtempSync3, rmSync as rmSync4 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join37, resolve as resolve10 } from "node:path";
+import { join as join38, resolve as resolve10 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/config/config.ts
@@ -37011,6 +37019,10 @@ var config_schema_default = {
         verify_identical: {
           enum: ["first_seed", "all"],
           description: "how a pull request's paired run verifies the variants identical in base and head: first_seed (default), on every case with the first seed only and without the probes of what the timing would miss (drain, late work, cache), their tails too; all, on every seed with every probe, as a changed variant (docs/judging.md, Identity before timing)"
+        },
+        time_control: {
+          enum: ["headline", "every_case"],
+          description: "where a pull request's paired run times a kernel's A/A control (its tiers.reference, else speed_reference, else every reference; identical code in both arms) while one of its candidates is timed: headline (default), on the kernel's headline case (tiers.case; every case when it has none) and, in the other cases, beside the confirmation of a variant that cleared the threshold, the only reading whose verdict a control can demote (needs compare.paired.confirm, else every_case); every_case, on every case of the timed candidates (docs/judging.md, Identity before timing)"
         }
       }
     }
@@ -38506,6 +38518,15 @@ function workOf(work, params) {
   return out;
 }
 
+// src/config/run-options.ts
+function runOptions(raw) {
+  return {
+    skipIdentical: raw?.skip_identical ?? true,
+    verifyIdentical: raw?.verify_identical ?? "first_seed",
+    timeControl: raw?.time_control ?? "headline"
+  };
+}
+
 // src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
@@ -38632,10 +38653,7 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       title: raw.report?.title ?? "kernelgate",
       maxRows: raw.report?.max_rows ?? 100
     },
-    run: {
-      skipIdentical: raw.run?.skip_identical ?? true,
-      verifyIdentical: raw.run?.verify_identical ?? "first_seed"
-    },
+    run: runOptions(raw.run),
     kernels,
     benchmarks
   };
@@ -39423,6 +39441,7 @@ var import_yaml3 = __toESM(require_dist(), 1);
 // src/judge/verdicts.ts
 var MIN_SAMPLES_FOR_VERDICT = 5;
 var CONTROL_NOTE = "reference: identical code in both arms";
+var CONTROL_BESIDE_NOTE = "the A/A control, timed beside the confirmation of a variant that cleared the threshold";
 function caseKey(kernel, variant, caseId) {
   return `${kernel}/${variant}/${caseId}`;
 }
@@ -39674,8 +39693,8 @@ function judgePaired(key, current, paired2, config) {
   };
   const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : detectPct !== void 0 && inBand(judged.perf, lo, hi, thresholdPct) ? unconfirmedBand(judged, detectPct) : judged;
   const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
-  if (note === void 0) return out;
-  return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
+  const notes = [out.perfNote, paired2.timed_in && CONTROL_BESIDE_NOTE, note].filter(Boolean);
+  return notes.length ? { ...out, perfNote: notes.join("; ") } : out;
 }
 function tooFewPairs(n) {
   return `too few pairs for an interval (${n}; need ${MIN_SAMPLES_FOR_VERDICT})`;
@@ -45662,7 +45681,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join42 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join43 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -45674,16 +45693,16 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join42(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join43(parts) : plural(n, "reason")}`;
   }
   if (outcome === "regression") {
     const accepted = input.gate.accepted ? " (accepted)" : "";
-    return `⚠️ regression${accepted}: ${join42(say(["slower"]))}`;
+    return `⚠️ regression${accepted}: ${join43(say(["slower"]))}`;
   }
   const faster = say(["faster"]);
   const moved4 = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved4.length ? ` (the A/A control ${moved4.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join42(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join43(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved4.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -45905,20 +45924,20 @@ function sharedAxes(cases2) {
 }
 function caseColumn(cases2, shared, full) {
   const own = (c) => Object.keys(c.params).filter((k) => !shared.has(k));
-  const join42 = (xs) => xs.join(full ? `,${NBSP}` : ", ");
+  const join43 = (xs) => xs.join(full ? `,${NBSP}` : ", ");
   const keys = own(cases2[0]).join(",");
   if (keys && cases2.every((c) => own(c).join(",") === keys)) {
     const axes = own(cases2[0]);
     return {
-      header: join42(axes),
+      header: join43(axes),
       align: "l",
-      cell: (c) => join42(axes.map((k) => String(c.params[k])))
+      cell: (c) => join43(axes.map((k) => String(c.params[k])))
     };
   }
   return {
     header: "case",
     align: "l",
-    cell: (c) => own(c).length ? join42(own(c).map((k) => `${k}=${String(c.params[k])}`)) : c.caseId
+    cell: (c) => own(c).length ? join43(own(c).map((k) => `${k}=${String(c.params[k])}`)) : c.caseId
   };
 }
 function tableNote(c, measured) {
@@ -46194,6 +46213,7 @@ function environmentView(input) {
   for (const [dtype, tflops] of Object.entries(c?.gemm_tflops ?? {})) {
     add(`measured cuBLAS GEMM ${dtype} TFLOPS`, fixed(tflops, 1));
   }
+  add("ceilings measured by", c?.source && `${c.source} (the calibration kernel is identical)`);
   const sku = gpu.sku;
   const peaks = sku ? input.config.peaks[sku] : void 0;
   for (const [dtype, tflops] of Object.entries(peaks?.tflops ?? c?.peak_tflops ?? {})) {
@@ -47329,7 +47349,7 @@ function judge(results, baseline, config, kind, context3, history, extra2 = {}) 
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync17, writeFileSync as writeFileSync9 } from "node:fs";
+import { existsSync as existsSync17, writeFileSync as writeFileSync10 } from "node:fs";
 
 // src/measure/base-build.ts
 import { copyFileSync } from "node:fs";
@@ -54357,7 +54377,8 @@ function difference(head, base) {
   if (head.parts.libraries !== base.parts.libraries) return "library versions differ";
   return head.key === base.key ? void 0 : "its identity differs";
 }
-function compareIdentities(head, base) {
+var CONTROL_TIMED = "a reference variant: timed as the A/A control";
+function compareIdentities(head, base, headlineControls = false) {
   const whyOf = (h) => {
     const b = base.get(`${h.kernel}/${h.variant}`);
     return b === void 0 ? "not in the base revision" : difference(h, b);
@@ -54367,14 +54388,17 @@ function compareIdentities(head, base) {
     heads.filter((h) => h.role !== "reference" && whyOf(h) !== void 0).map((h) => h.kernel)
   );
   return heads.map((h) => {
-    const why2 = h.control && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
+    const controls = h.control && timedCandidate.has(h.kernel);
+    const own = whyOf(h);
+    const why2 = controls && !headlineControls ? CONTROL_TIMED : own;
     const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
     return {
       kernel: h.kernel,
       variant: h.variant,
       identical: why2 === void 0,
       why: why2 ?? IDENTICAL_REASON,
-      ...note ? { note } : {}
+      ...note ? { note } : {},
+      ...controls && why2 === void 0 ? { control: true } : {}
     };
   });
 }
@@ -54386,12 +54410,13 @@ function othersOwnChanged(head, base) {
   const whose = (f) => (head.owners[f] ?? base.owners[f] ?? []).map((v) => `${head.kernel}/${v}`).join(", ");
   return `what changed in ${head.kernel} is other variants' own: ${changed.map((f) => `${f} (${whose(f)})`).join(", ")}`;
 }
-function identicalArgs(head, base, environment, outDir, log) {
+function identicalArgs(head, base, environment, outDir, log, headlineControls = false) {
   let verdicts;
   try {
     verdicts = compareIdentities(
       variantIdentities(head, environment),
-      variantIdentities(base, environment)
+      variantIdentities(base, environment),
+      headlineControls
     );
   } catch (error) {
     log(`kernelgate: identity: not computed (${error.message}); every variant is timed`);
@@ -54400,6 +54425,7 @@ function identicalArgs(head, base, environment, outDir, log) {
   for (const v of verdicts) {
     if (v.identical && /[.,\s]/.test(`${v.kernel}${v.variant}`)) {
       Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
+      delete v.control;
     }
   }
   writeFileSync6(join24(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
@@ -54413,7 +54439,17 @@ function identicalArgs(head, base, environment, outDir, log) {
   for (const v of same.filter((x) => x.note !== void 0)) {
     log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${v.note}`);
   }
-  return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
+  const controls = same.filter((v) => v.control === true);
+  for (const v of controls) {
+    log(
+      `kernelgate: identity: ${v.kernel}/${v.variant} is the A/A control of ${v.kernel}'s timed candidates: timed on its headline case and beside each confirmation (run.time_control: headline)`
+    );
+  }
+  const names = (list) => list.map((v) => `${v.kernel}.${v.variant}`).join(",");
+  return [
+    ...same.length ? ["--identical", names(same)] : [],
+    ...controls.length ? ["--controls", names(controls)] : []
+  ];
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
   const rel = relative12(workspace, harnessRoot);
@@ -54427,6 +54463,13 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
       "kernelgate: identity: a fault is planted in the head (KERNELGATE_FAULT or --fault): every variant is timed"
     );
     return [];
+  }
+  const { run: run2, compare: compare2 } = head.config;
+  const headlineControls = run2.timeControl === "headline" && compare2.paired.confirm;
+  if (run2.timeControl === "headline" && !compare2.paired.confirm) {
+    log.info(
+      "kernelgate: identity: run.time_control: headline needs compare.paired.confirm: the A/A controls are timed on every case"
+    );
   }
   return identicalArgs(
     {
@@ -54443,13 +54486,49 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
     },
     environment,
     outDir,
-    (line) => log.info(line)
+    (line) => log.info(line),
+    headlineControls
   );
 }
 
 // src/measure/measure.ts
-import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync7 } from "node:fs";
-import { join as join25, resolve as resolve8 } from "node:path";
+import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join26, resolve as resolve8 } from "node:path";
+
+// src/measure/ceilings.ts
+import { writeFileSync as writeFileSync7 } from "node:fs";
+import { join as join25 } from "node:path";
+var CALIBRATION_KERNEL = "gemm";
+function identicalNames(args) {
+  const at = args.indexOf("--identical");
+  return new Set(at >= 0 ? (args[at + 1] ?? "").split(",").filter(Boolean) : []);
+}
+function storedCeilingsArgs(config, identical, environment, source, outDir, log) {
+  const gemm = config.kernels.find((k) => k.manifest.name === CALIBRATION_KERNEL);
+  const named2 = identicalNames(identical);
+  if (!gemm || !gemm.manifest.variants.every((v) => named2.has(`${gemm.manifest.name}.${v.name}`))) {
+    return [];
+  }
+  if (source === void 0) return [];
+  const sku = environment.gpu.sku;
+  const stored = source.results.environment;
+  const ceilings = stored.ceilings;
+  const why2 = sku === void 0 || stored.gpu.sku !== sku ? `its GPU model (${stored.gpu.sku ?? "unknown"}) is not this run's (${sku ?? "unknown"})` : !ceilings?.copy_gbps || !ceilings.gemm_tflops || !Object.keys(ceilings.gemm_tflops).length ? "it has no measured copy and GEMM ceilings" : void 0;
+  if (why2 !== void 0 || !ceilings?.copy_gbps || !ceilings.gemm_tflops) {
+    log.info(`kernelgate: ceilings: measured in this run, not taken from ${source.label}: ${why2}`);
+    return [];
+  }
+  const file = join25(outDir, "ceilings.json");
+  const from = `${source.label}, ${source.results.run.started_at}`;
+  const body = { copy_gbps: ceilings.copy_gbps, gemm_tflops: ceilings.gemm_tflops, source: from };
+  writeFileSync7(file, JSON.stringify(body, null, 2) + "\n");
+  log.info(
+    `kernelgate: ceilings: from ${from}: the calibration kernel (${CALIBRATION_KERNEL}) is identical in base and head, so it is not run again`
+  );
+  return ["--ceilings", file];
+}
+
+// src/measure/measure.ts
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -54475,8 +54554,8 @@ async function stage2(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join25(outDir, "cases.txt");
-  writeFileSync7(casesPath, selected.map((id) => `${id}
+  const casesPath = join26(outDir, "cases.txt");
+  writeFileSync8(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -54544,7 +54623,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join25(paths.outDir, "harness.log"),
+      logPath: join26(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -54553,7 +54632,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join25(paths.cacheDir, "tune"),
+        join26(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -54636,15 +54715,29 @@ async function harnessMoreArgs(options, paired2, builds, environment, log) {
   const selectArgs = await casesArgs(options, environment, outDir);
   const identical = paired2 && options.skipIdentical && options.base !== void 0 ? pullRequestIdentity(options, builds, paired2, environment, outDir, log) : [];
   const verify = identical.length ? ["--verify-identical", options.config.run.verifyIdentical] : [];
+  const stored = options.balance && memo(options.balance);
+  const ceilings = identical.length ? storedCeilingsArgs(
+    options.config,
+    identical,
+    environment,
+    await stored?.(environment),
+    outDir,
+    log
+  ) : [];
   const args = [
     ...selectArgs,
     ...paired2 ? pairedArgs(paired2, options.config) : [],
     ...identical,
     ...verify,
+    ...ceilings,
     ...options.harnessArgs ?? []
   ];
   const lanes = [...options.config.harness.args, ...args];
-  return [...args, ...await lanesBalance(options.balance, environment, lanes, outDir, log)];
+  return [...args, ...await lanesBalance(stored, environment, lanes, outDir, log)];
+}
+function memo(lookup2) {
+  let first;
+  return (environment) => first ??= lookup2(environment);
 }
 async function measure(options, deps) {
   const now = deps.now ?? Date.now;
@@ -54659,8 +54752,8 @@ async function measure(options, deps) {
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join25(options.workspace, ".kernelgate", "build");
-  const buildsPath = join25(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join26(options.workspace, ".kernelgate", "build");
+  const buildsPath = join26(outDir, "builds.json");
   const build2 = await stage2("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -54678,7 +54771,7 @@ async function measure(options, deps) {
     deps
   );
   const moreArgs = await harnessMoreArgs(options, paired2, build2.records, doctor2.environment, log);
-  const resultsPath = join25(outDir, "results.json");
+  const resultsPath = join26(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -54717,12 +54810,12 @@ async function measure(options, deps) {
   );
   if (paired2 !== void 0) assembled.base_builds = paired2.records;
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync7(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync8(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 
 // src/measure/module-probe.ts
-import { delimiter as delimiter3, join as join26 } from "node:path";
+import { delimiter as delimiter3, join as join27 } from "node:path";
 var MARKER = "KERNELGATE_PROBE ";
 var PROBE_TIMEOUT_S = 300;
 async function probeModules(options) {
@@ -54731,7 +54824,7 @@ async function probeModules(options) {
     ...launcherArgs(harnessRoot, "kernelgate_harness.probe_modules"),
     ...modules.map((m) => `${m.name}=${m.module}`)
   ];
-  const pythonPath = [join26(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter3);
+  const pythonPath = [join27(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter3);
   const run2 = await exec2.run(python, args, {
     cwd: workspace,
     env: { PYTHONPATH: pythonPath },
@@ -54911,7 +55004,7 @@ function storedBalance(options, log) {
 }
 
 // src/pipeline/nightly-bisect.ts
-import { join as join28, relative as relative13 } from "node:path";
+import { join as join29, relative as relative13 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -54992,12 +55085,12 @@ function describeBisect(variant, outcome) {
 }
 
 // src/pipeline/bisect-memory.ts
-import { mkdirSync as mkdirSync7, readFileSync as readFileSync14, renameSync as renameSync2, writeFileSync as writeFileSync8 } from "node:fs";
-import { dirname as dirname12, join as join27 } from "node:path";
+import { mkdirSync as mkdirSync7, readFileSync as readFileSync14, renameSync as renameSync2, writeFileSync as writeFileSync9 } from "node:fs";
+import { dirname as dirname12, join as join28 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
 function bisectMemoryPath(cacheDir) {
-  return join27(cacheDir, "bisect", "steps.json");
+  return join28(cacheDir, "bisect", "steps.json");
 }
 var searchKey = (good, variant) => `${good}:${variant}`;
 var isStep = (x) => {
@@ -55048,7 +55141,7 @@ function rememberStep(file, key, step, log) {
   try {
     mkdirSync7(dirname12(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync8(tmp, JSON.stringify(next, null, 2) + "\n");
+    writeFileSync9(tmp, JSON.stringify(next, null, 2) + "\n");
     renameSync2(tmp, file);
   } catch (error) {
     log(
@@ -55087,7 +55180,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join28(ws, ".kernelgate", "bisect"),
+    dir: join29(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -55103,9 +55196,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join28(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join29(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join28(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join29(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       // On several GPUs the step's lanes are balanced by the stored run tonight's was.
@@ -55129,7 +55222,7 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
-  const memory = bisectMemoryPath(options.buildCacheDir ?? join28(ws, ".kernelgate", "build"));
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join29(ws, ".kernelgate", "build"));
   const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
@@ -55225,7 +55318,7 @@ async function bisected(options, deps, measured) {
   const { results } = measured;
   results.diagnostics.push(...found);
   results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1e3 };
-  writeFileSync9(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync10(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
 }
 function nightlyBase(options, deps) {
   return async (environment) => {
@@ -55323,11 +55416,11 @@ function storeBaseline(run2, gate2, policy) {
 }
 
 // src/pipeline/slower.ts
-import { writeFileSync as writeFileSync12 } from "node:fs";
-import { join as join34 } from "node:path";
+import { writeFileSync as writeFileSync13 } from "node:fs";
+import { join as join35 } from "node:path";
 
 // src/deep/compare.ts
-import { join as join31 } from "node:path";
+import { join as join32 } from "node:path";
 
 // src/deep/ncu.ts
 var NCU_METRICS = {
@@ -55510,11 +55603,11 @@ function ncuProblem(output) {
 }
 
 // src/deep/profile.ts
-import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync10 } from "node:fs";
-import { join as join30 } from "node:path";
+import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync11 } from "node:fs";
+import { join as join31 } from "node:path";
 
 // src/deep/common.ts
-import { delimiter as delimiter4, join as join29 } from "node:path";
+import { delimiter as delimiter4, join as join30 } from "node:path";
 
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
@@ -55626,7 +55719,7 @@ async function pool(items, jobs, work) {
 var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
 var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
 function harnessLaunch(o, module) {
-  return [join29(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join30(o.harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessEnv(o) {
   const parent = o.env ?? process.env;
@@ -55634,7 +55727,7 @@ function harnessEnv(o) {
     // The harness package alone from the action (python/); the workspace is not on the harness's
     // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
     // first on theirs (worker.py, profile_one.py: checkout_on_path).
-    PYTHONPATH: [join29(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter4),
+    PYTHONPATH: [join30(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter4),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -55760,9 +55853,9 @@ function ncuArgs(o, t, metrics, report2) {
   ];
 }
 async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join30(o.outDir, "ncu");
+  const dir = join31(o.outDir, "ncu");
   mkdirSync8(dir, { recursive: true });
-  const report2 = join30(dir, slug(t));
+  const report2 = join31(dir, slug(t));
   const box = boxOf(o);
   const clock = box.clock;
   const t0 = clock();
@@ -55794,7 +55887,7 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     });
   }
   const profiled = both(r);
-  writeFileSync10(join30(dir, `${slug(t)}.log`), profiled);
+  writeFileSync11(join31(dir, `${slug(t)}.log`), profiled);
   if (r.timedOut) {
     return {
       ...base,
@@ -55817,7 +55910,7 @@ async function readReport(exec2, o, ncu, report2) {
     ["--import", `${report2}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
     { cwd: o.workspace }
   );
-  writeFileSync10(`${report2}.csv`, imported.stdout);
+  writeFileSync11(`${report2}.csv`, imported.stdout);
   try {
     const summary3 = summarizeNcu(parseNcuCsv(imported.stdout));
     return {
@@ -55897,12 +55990,12 @@ async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
   }
   const metrics = ncuMetricsArg(o.computeCapability).split(",");
   const dropped = metricDropped(diagnostics, "comparisons");
-  const head = { ...o, outDir: join31(o.outDir, "compare", "head") };
+  const head = { ...o, outDir: join32(o.outDir, "compare", "head") };
   const baseSide = {
     ...o,
     workspace: base.root,
     kernelsDir: base.kernelsDir,
-    outDir: join31(o.outDir, "compare", "base")
+    outDir: join32(o.outDir, "compare", "base")
   };
   if (base.buildsPath !== void 0) baseSide.buildsPath = base.buildsPath;
   else delete baseSide.buildsPath;
@@ -55928,11 +56021,11 @@ async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
 
 // src/deep/run.ts
 import { existsSync as existsSync19 } from "node:fs";
-import { delimiter as delimiter5, join as join33 } from "node:path";
+import { delimiter as delimiter5, join as join34 } from "node:path";
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync9, readdirSync as readdirSync8, writeFileSync as writeFileSync11 } from "node:fs";
-import { basename as basename4, join as join32, resolve as resolve9 } from "node:path";
+import { existsSync as existsSync18, mkdirSync as mkdirSync9, readdirSync as readdirSync8, writeFileSync as writeFileSync12 } from "node:fs";
+import { basename as basename4, join as join33, resolve as resolve9 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync18(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
@@ -55956,7 +56049,7 @@ function harnessCaseProblem(resultsPath, t, caseId) {
 function harnessModules(o) {
   const py = (dir, recursive) => existsSync18(dir) ? readdirSync8(dir, { recursive }).map((f) => basename4(String(f))).filter((f) => f.endsWith(".py")) : [];
   const kernels = new Set(py(resolve9(o.workspace, o.kernelsDir), true));
-  const own = py(join32(o.harnessRoot, "python", "kernelgate_harness"), false);
+  const own = py(join33(o.harnessRoot, "python", "kernelgate_harness"), false);
   return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
 }
 var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "sampling.py", "timed_output.py"]);
@@ -55966,10 +56059,10 @@ function attributed(f, modules) {
 }
 var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
-  const dir = join32(o.outDir, "sanitizer", tool);
+  const dir = join33(o.outDir, "sanitizer", tool);
   mkdirSync9(dir, { recursive: true });
   const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
-  const results = join32(dir, `${name}.json`);
+  const results = join33(dir, `${name}.json`);
   const args = [
     "--tool",
     tool,
@@ -56005,7 +56098,7 @@ async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
   });
   const seconds = Math.round((box.clock() - t0) * 10) / 10;
   const output = both(r);
-  writeFileSync11(join32(dir, `${name}.log`), output);
+  writeFileSync12(join33(dir, `${name}.log`), output);
   const parsed = parseSanitizer(output);
   const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
   return { r, output, parsed, problem, seconds, command: [sanitizer, ...args].join(" ") };
@@ -56110,11 +56203,11 @@ function findTool(name, env, given, exists3 = existsSync19) {
   if (given) return exists3(given) ? given : void 0;
   const dirs = [
     ...(env.PATH ?? "").split(delimiter5).filter(Boolean),
-    ...env.CUDA_HOME ? [join33(env.CUDA_HOME, "bin")] : [],
+    ...env.CUDA_HOME ? [join34(env.CUDA_HOME, "bin")] : [],
     "/usr/local/cuda/bin"
   ];
   for (const dir of dirs) {
-    const path9 = join33(dir, name);
+    const path9 = join34(dir, name);
     if (exists3(path9)) return path9;
   }
   return void 0;
@@ -56190,14 +56283,14 @@ function ncuCompareOptions(results, baseline, config, outDir) {
   const compare2 = movedDeepTargets(results, baseline, config);
   const root = results.run.paired_base?.root;
   if (compare2.length === 0 || root === void 0) return { compare: compare2 };
-  const buildsPath = join34(outDir, "base-builds.json");
-  writeFileSync12(buildsPath, `${JSON.stringify({ builds: results.base_builds ?? [] }, null, 1)}
+  const buildsPath = join35(outDir, "base-builds.json");
+  writeFileSync13(buildsPath, `${JSON.stringify({ builds: results.base_builds ?? [] }, null, 1)}
 `);
-  return { compare: compare2, base: { root, kernelsDir: join34(root, config.kernelsDir), buildsPath } };
+  return { compare: compare2, base: { root, kernelsDir: join35(root, config.kernelsDir), buildsPath } };
 }
 
 // src/pipeline/check.ts
-import { join as join35 } from "node:path";
+import { join as join36 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -56297,7 +56390,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join35(root, p.file),
+    file: join36(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -56319,8 +56412,8 @@ async function checkBeforeRun(config, options) {
 }
 
 // src/pipeline/merged.ts
-import { existsSync as existsSync20, mkdirSync as mkdirSync10, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join36 } from "node:path";
+import { existsSync as existsSync20, mkdirSync as mkdirSync10, writeFileSync as writeFileSync14 } from "node:fs";
+import { join as join37 } from "node:path";
 async function mergedRun(ctx) {
   const files = findShardFiles(ctx.dirs);
   const docs = readShardDocuments(files, ctx.cwd);
@@ -56331,8 +56424,8 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync10(ctx.outDir, { recursive: true });
-  const resultsPath = join36(ctx.outDir, "results.json");
-  writeFileSync13(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const resultsPath = join37(ctx.outDir, "results.json");
+  writeFileSync14(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
@@ -56386,7 +56479,7 @@ async function storedOf2(ctx, key, notes, seen) {
 }
 
 // src/pipeline/sharded.ts
-import { existsSync as existsSync21, writeFileSync as writeFileSync14 } from "node:fs";
+import { existsSync as existsSync21, writeFileSync as writeFileSync15 } from "node:fs";
 function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
@@ -56441,7 +56534,7 @@ function shardedOptions(options, spec, balance, log) {
           })
         }
       };
-      writeFileSync14(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      writeFileSync15(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
       return { ...run2, results };
     }
   };
@@ -56519,12 +56612,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync3(join37(tmpdir3(), "kg-dashboard-"));
+    const cache = mkdtempSync3(join38(tmpdir3(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve10(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join37(cache, "history.git"),
+        cacheDir: join38(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -56612,7 +56705,7 @@ async function exportCommand(args, io) {
 // src/cli/history.ts
 import { mkdtempSync as mkdtempSync4, rmSync as rmSync5 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { join as join38, resolve as resolve12 } from "node:path";
+import { join as join39, resolve as resolve12 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
   stores every run of a baseline-dir store on the data branch as a record, oldest first; running
@@ -56641,13 +56734,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync4(join38(tmpdir4(), "kg-import-"));
+  const cache = mkdtempSync4(join39(tmpdir4(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve12(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join38(cache, "history.git"),
+      cacheDir: join39(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -56757,7 +56850,7 @@ async function mergeCommand(args, io, deps) {
 }
 
 // src/cli/adapt.ts
-import { join as join39, resolve as resolve15 } from "node:path";
+import { join as join40, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
@@ -61123,7 +61216,7 @@ var bench = async (args, io) => {
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve15(io.cwd, values["out-dir"]);
   makeOutputDir(outDir, values["out-dir"]);
-  const resultsPath = join39(outDir, "results.json");
+  const resultsPath = join40(outDir, "results.json");
   writeOutput(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
@@ -61241,7 +61334,7 @@ function checkCommand(exec2 = actionsExec()) {
 
 // src/cli/deep.ts
 import { existsSync as existsSync23 } from "node:fs";
-import { join as join40, resolve as resolve18 } from "node:path";
+import { join as join41, resolve as resolve18 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
@@ -61340,7 +61433,7 @@ async function buildsFor(given, config, only, exec2, log) {
   if (given !== void 0) return given;
   const built = await buildKernels(buildTargets(config, only), {
     exec: exec2,
-    cacheDir: join40(config.rootDir, ".kernelgate", "build"),
+    cacheDir: join41(config.rootDir, ".kernelgate", "build"),
     python: config.harness.python,
     log
   });
@@ -61363,7 +61456,7 @@ function deepCommand(exec2 = actionsExec()) {
     if (unknown !== void 0) throw new InputError(unknown);
     const outDir = resolve18(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve18(io.cwd, values.results) : join40(outDir, "results.json");
+    const resultsPath = values.results ? resolve18(io.cwd, values.results) : join41(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
     const baseline = values.baseline ? loadResults(resolve18(io.cwd, values.baseline)) : void 0;
     if (checks.includes("ncu-slower") && !results) {
@@ -61379,7 +61472,7 @@ function deepCommand(exec2 = actionsExec()) {
       exec2,
       log.info
     );
-    const deepDir = join40(outDir, "deep");
+    const deepDir = join41(outDir, "deep");
     makeOutputDir(deepDir, `${values["out-dir"]}/deep`);
     log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor2.environment).gpu;
@@ -61426,7 +61519,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join41, resolve as resolve19 } from "node:path";
+import { join as join42, resolve as resolve19 } from "node:path";
 import { parseArgs as parseArgs9 } from "node:util";
 var DOCTOR_OPTIONS = { config: { type: "string" } };
 var BUILD_OPTIONS = {
@@ -61471,7 +61564,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, selectedKernels(values.only, config)), {
     exec: actionsExec(),
-    cacheDir: resolve19(io.cwd, values["cache-dir"] ?? join41(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve19(io.cwd, values["cache-dir"] ?? join42(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -61508,7 +61601,7 @@ var run = async (args, io) => {
   }
   const config = configFrom(values.config, io.cwd);
   const only = selectedKernels(values.only, config);
-  const runOptions = {
+  const runOptions2 = {
     config,
     workspace: config.rootDir,
     harnessRoot: PACKAGE_ROOT,
@@ -61534,9 +61627,9 @@ var run = async (args, io) => {
   };
   const log = terminalLog(io);
   await checkBeforeRun(config, { harnessRoot: PACKAGE_ROOT, exec: actionsExec(), log });
-  makeOutputDir(runOptions.outDir, values["out-dir"]);
+  makeOutputDir(runOptions2.outDir, values["out-dir"]);
   if (shard !== void 0) {
-    const sharded = shardedOptions(runOptions, shard, balance, log);
+    const sharded = shardedOptions(runOptions2, shard, balance, log);
     const measured2 = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
     io.stderr(
       `shard ${shard.index}/${shard.count}: ${measured2.results.cases.length} results: ${measured2.resultsPath}
@@ -61545,7 +61638,7 @@ join the shards with: kernelgate merge DIR... --shards ${shard.count}
     );
     return EXIT_PASS;
   }
-  const measured = await fullRun(runOptions, { exec: actionsExec(), log });
+  const measured = await fullRun(runOptions2, { exec: actionsExec(), log });
   io.stderr(`results: ${measured.resultsPath}
 `);
   const status = judgeAndPrint(

@@ -37321,6 +37321,10 @@ var config_schema_default = {
         verify_identical: {
           enum: ["first_seed", "all"],
           description: "how a pull request's paired run verifies the variants identical in base and head: first_seed (default), on every case with the first seed only and without the probes of what the timing would miss (drain, late work, cache), their tails too; all, on every seed with every probe, as a changed variant (docs/judging.md, Identity before timing)"
+        },
+        time_control: {
+          enum: ["headline", "every_case"],
+          description: "where a pull request's paired run times a kernel's A/A control (its tiers.reference, else speed_reference, else every reference; identical code in both arms) while one of its candidates is timed: headline (default), on the kernel's headline case (tiers.case; every case when it has none) and, in the other cases, beside the confirmation of a variant that cleared the threshold, the only reading whose verdict a control can demote (needs compare.paired.confirm, else every_case); every_case, on every case of the timed candidates (docs/judging.md, Identity before timing)"
         }
       }
     }
@@ -37798,7 +37802,7 @@ var results_schema_default = {
     Ceilings: {
       type: "object",
       additionalProperties: false,
-      description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
+      description: "measured on this GPU in this run (or taken from a stored run: source), plus the datasheet peaks they are judged against",
       properties: {
         copy_gbps: {
           type: "number",
@@ -37815,7 +37819,11 @@ var results_schema_default = {
           description: "datasheet dense tensor-core peak by dtype",
           additionalProperties: { type: "number", minimum: 0 }
         },
-        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" }
+        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" },
+        source: {
+          type: "string",
+          description: "where copy_gbps and gemm_tflops come from when this run did not measure them: a stored run of the same GPU model whose calibration kernel (gemm) is identical in build and sources to this run's (harness --ceilings, a pull request's paired run; src/measure/ceilings.ts). Absent: measured in this run"
+        }
       }
     },
     Diagnostic: {
@@ -38320,6 +38328,10 @@ var results_schema_default = {
           type: "number",
           minimum: 0,
           description: "wall seconds spent sampling this variant's pairs"
+        },
+        timed_in: {
+          enum: ["confirmation"],
+          description: "confirmation: an A/A control (harness --controls, kernelgate.yml run.time_control: headline) that this case's first reading left untimed, timed beside the confirmation of a variant that cleared the threshold, in the same fresh pair of worker processes: its reading speaks for the machine during that second reading. Absent: timed in the case's first reading"
         },
         confirm: {
           type: "object",
@@ -39975,6 +39987,15 @@ function workOf(work, params) {
   return out;
 }
 
+// src/config/run-options.ts
+function runOptions(raw) {
+  return {
+    skipIdentical: raw?.skip_identical ?? true,
+    verifyIdentical: raw?.verify_identical ?? "first_seed",
+    timeControl: raw?.time_control ?? "headline"
+  };
+}
+
 // src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
@@ -40101,10 +40122,7 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       title: raw.report?.title ?? "kernelgate",
       maxRows: raw.report?.max_rows ?? 100
     },
-    run: {
-      skipIdentical: raw.run?.skip_identical ?? true,
-      verifyIdentical: raw.run?.verify_identical ?? "first_seed"
-    },
+    run: runOptions(raw.run),
     kernels,
     benchmarks
   };
@@ -41142,6 +41160,7 @@ var import_yaml3 = __toESM(require_dist(), 1);
 // src/judge/verdicts.ts
 var MIN_SAMPLES_FOR_VERDICT = 5;
 var CONTROL_NOTE = "reference: identical code in both arms";
+var CONTROL_BESIDE_NOTE = "the A/A control, timed beside the confirmation of a variant that cleared the threshold";
 function caseKey(kernel, variant, caseId) {
   return `${kernel}/${variant}/${caseId}`;
 }
@@ -41393,8 +41412,8 @@ function judgePaired(key, current, paired2, config) {
   };
   const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : detectPct !== void 0 && inBand(judged.perf, lo, hi, thresholdPct) ? unconfirmedBand(judged, detectPct) : judged;
   const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
-  if (note === void 0) return out;
-  return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
+  const notes = [out.perfNote, paired2.timed_in && CONTROL_BESIDE_NOTE, note].filter(Boolean);
+  return notes.length ? { ...out, perfNote: notes.join("; ") } : out;
 }
 function tooFewPairs(n) {
   return `too few pairs for an interval (${n}; need ${MIN_SAMPLES_FOR_VERDICT})`;
@@ -44948,7 +44967,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join42 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join43 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -44960,16 +44979,16 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join42(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join43(parts) : plural(n, "reason")}`;
   }
   if (outcome === "regression") {
     const accepted = input.gate.accepted ? " (accepted)" : "";
-    return `⚠️ regression${accepted}: ${join42(say(["slower"]))}`;
+    return `⚠️ regression${accepted}: ${join43(say(["slower"]))}`;
   }
   const faster = say(["faster"]);
   const moved4 = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved4.length ? ` (the A/A control ${moved4.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join42(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join43(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved4.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -45191,20 +45210,20 @@ function sharedAxes(cases2) {
 }
 function caseColumn(cases2, shared, full) {
   const own = (c) => Object.keys(c.params).filter((k) => !shared.has(k));
-  const join42 = (xs) => xs.join(full ? `,${NBSP}` : ", ");
+  const join43 = (xs) => xs.join(full ? `,${NBSP}` : ", ");
   const keys = own(cases2[0]).join(",");
   if (keys && cases2.every((c) => own(c).join(",") === keys)) {
     const axes = own(cases2[0]);
     return {
-      header: join42(axes),
+      header: join43(axes),
       align: "l",
-      cell: (c) => join42(axes.map((k) => String(c.params[k])))
+      cell: (c) => join43(axes.map((k) => String(c.params[k])))
     };
   }
   return {
     header: "case",
     align: "l",
-    cell: (c) => own(c).length ? join42(own(c).map((k) => `${k}=${String(c.params[k])}`)) : c.caseId
+    cell: (c) => own(c).length ? join43(own(c).map((k) => `${k}=${String(c.params[k])}`)) : c.caseId
   };
 }
 function tableNote(c, measured) {
@@ -45480,6 +45499,7 @@ function environmentView(input) {
   for (const [dtype, tflops] of Object.entries(c?.gemm_tflops ?? {})) {
     add(`measured cuBLAS GEMM ${dtype} TFLOPS`, fixed(tflops, 1));
   }
+  add("ceilings measured by", c?.source && `${c.source} (the calibration kernel is identical)`);
   const sku = gpu.sku;
   const peaks = sku ? input.config.peaks[sku] : void 0;
   for (const [dtype, tflops] of Object.entries(peaks?.tflops ?? c?.peak_tflops ?? {})) {
@@ -46615,7 +46635,7 @@ function judge(results, baseline, config, kind, context3, history, extra2 = {}) 
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync15, writeFileSync as writeFileSync7 } from "node:fs";
+import { existsSync as existsSync15, writeFileSync as writeFileSync8 } from "node:fs";
 
 // src/store/baseline.ts
 import {
@@ -53783,7 +53803,8 @@ function difference(head, base) {
   if (head.parts.libraries !== base.parts.libraries) return "library versions differ";
   return head.key === base.key ? void 0 : "its identity differs";
 }
-function compareIdentities(head, base) {
+var CONTROL_TIMED = "a reference variant: timed as the A/A control";
+function compareIdentities(head, base, headlineControls = false) {
   const whyOf = (h) => {
     const b = base.get(`${h.kernel}/${h.variant}`);
     return b === void 0 ? "not in the base revision" : difference(h, b);
@@ -53793,14 +53814,17 @@ function compareIdentities(head, base) {
     heads.filter((h) => h.role !== "reference" && whyOf(h) !== void 0).map((h) => h.kernel)
   );
   return heads.map((h) => {
-    const why2 = h.control && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
+    const controls = h.control && timedCandidate.has(h.kernel);
+    const own = whyOf(h);
+    const why2 = controls && !headlineControls ? CONTROL_TIMED : own;
     const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
     return {
       kernel: h.kernel,
       variant: h.variant,
       identical: why2 === void 0,
       why: why2 ?? IDENTICAL_REASON,
-      ...note ? { note } : {}
+      ...note ? { note } : {},
+      ...controls && why2 === void 0 ? { control: true } : {}
     };
   });
 }
@@ -53812,12 +53836,13 @@ function othersOwnChanged(head, base) {
   const whose = (f) => (head.owners[f] ?? base.owners[f] ?? []).map((v) => `${head.kernel}/${v}`).join(", ");
   return `what changed in ${head.kernel} is other variants' own: ${changed.map((f) => `${f} (${whose(f)})`).join(", ")}`;
 }
-function identicalArgs(head, base, environment, outDir, log) {
+function identicalArgs(head, base, environment, outDir, log, headlineControls = false) {
   let verdicts;
   try {
     verdicts = compareIdentities(
       variantIdentities(head, environment),
-      variantIdentities(base, environment)
+      variantIdentities(base, environment),
+      headlineControls
     );
   } catch (error2) {
     log(`kernelgate: identity: not computed (${error2.message}); every variant is timed`);
@@ -53826,6 +53851,7 @@ function identicalArgs(head, base, environment, outDir, log) {
   for (const v of verdicts) {
     if (v.identical && /[.,\s]/.test(`${v.kernel}${v.variant}`)) {
       Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
+      delete v.control;
     }
   }
   writeFileSync4(join19(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
@@ -53839,7 +53865,17 @@ function identicalArgs(head, base, environment, outDir, log) {
   for (const v of same.filter((x) => x.note !== void 0)) {
     log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${v.note}`);
   }
-  return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
+  const controls = same.filter((v) => v.control === true);
+  for (const v of controls) {
+    log(
+      `kernelgate: identity: ${v.kernel}/${v.variant} is the A/A control of ${v.kernel}'s timed candidates: timed on its headline case and beside each confirmation (run.time_control: headline)`
+    );
+  }
+  const names = (list) => list.map((v) => `${v.kernel}.${v.variant}`).join(",");
+  return [
+    ...same.length ? ["--identical", names(same)] : [],
+    ...controls.length ? ["--controls", names(controls)] : []
+  ];
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
   const rel = relative11(workspace, harnessRoot);
@@ -53853,6 +53889,13 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
       "kernelgate: identity: a fault is planted in the head (KERNELGATE_FAULT or --fault): every variant is timed"
     );
     return [];
+  }
+  const { run: run2, compare: compare2 } = head.config;
+  const headlineControls = run2.timeControl === "headline" && compare2.paired.confirm;
+  if (run2.timeControl === "headline" && !compare2.paired.confirm) {
+    log.info(
+      "kernelgate: identity: run.time_control: headline needs compare.paired.confirm: the A/A controls are timed on every case"
+    );
   }
   return identicalArgs(
     {
@@ -53869,13 +53912,49 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
     },
     environment,
     outDir,
-    (line) => log.info(line)
+    (line) => log.info(line),
+    headlineControls
   );
 }
 
 // src/measure/measure.ts
-import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync3, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join20, resolve as resolve7 } from "node:path";
+import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync3, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join21, resolve as resolve7 } from "node:path";
+
+// src/measure/ceilings.ts
+import { writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join20 } from "node:path";
+var CALIBRATION_KERNEL = "gemm";
+function identicalNames(args) {
+  const at = args.indexOf("--identical");
+  return new Set(at >= 0 ? (args[at + 1] ?? "").split(",").filter(Boolean) : []);
+}
+function storedCeilingsArgs(config, identical, environment, source, outDir, log) {
+  const gemm = config.kernels.find((k) => k.manifest.name === CALIBRATION_KERNEL);
+  const named2 = identicalNames(identical);
+  if (!gemm || !gemm.manifest.variants.every((v) => named2.has(`${gemm.manifest.name}.${v.name}`))) {
+    return [];
+  }
+  if (source === void 0) return [];
+  const sku = environment.gpu.sku;
+  const stored = source.results.environment;
+  const ceilings = stored.ceilings;
+  const why2 = sku === void 0 || stored.gpu.sku !== sku ? `its GPU model (${stored.gpu.sku ?? "unknown"}) is not this run's (${sku ?? "unknown"})` : !ceilings?.copy_gbps || !ceilings.gemm_tflops || !Object.keys(ceilings.gemm_tflops).length ? "it has no measured copy and GEMM ceilings" : void 0;
+  if (why2 !== void 0 || !ceilings?.copy_gbps || !ceilings.gemm_tflops) {
+    log.info(`kernelgate: ceilings: measured in this run, not taken from ${source.label}: ${why2}`);
+    return [];
+  }
+  const file = join20(outDir, "ceilings.json");
+  const from = `${source.label}, ${source.results.run.started_at}`;
+  const body = { copy_gbps: ceilings.copy_gbps, gemm_tflops: ceilings.gemm_tflops, source: from };
+  writeFileSync5(file, JSON.stringify(body, null, 2) + "\n");
+  log.info(
+    `kernelgate: ceilings: from ${from}: the calibration kernel (${CALIBRATION_KERNEL}) is identical in base and head, so it is not run again`
+  );
+  return ["--ceilings", file];
+}
+
+// src/measure/measure.ts
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -53901,8 +53980,8 @@ async function stage(name, group2, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join20(outDir, "cases.txt");
-  writeFileSync5(casesPath, selected.map((id) => `${id}
+  const casesPath = join21(outDir, "cases.txt");
+  writeFileSync6(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -53970,7 +54049,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join20(paths.outDir, "harness.log"),
+      logPath: join21(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -53979,7 +54058,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join20(paths.cacheDir, "tune"),
+        join21(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -54062,15 +54141,29 @@ async function harnessMoreArgs(options, paired2, builds, environment, log) {
   const selectArgs = await casesArgs(options, environment, outDir);
   const identical = paired2 && options.skipIdentical && options.base !== void 0 ? pullRequestIdentity(options, builds, paired2, environment, outDir, log) : [];
   const verify = identical.length ? ["--verify-identical", options.config.run.verifyIdentical] : [];
+  const stored = options.balance && memo(options.balance);
+  const ceilings = identical.length ? storedCeilingsArgs(
+    options.config,
+    identical,
+    environment,
+    await stored?.(environment),
+    outDir,
+    log
+  ) : [];
   const args = [
     ...selectArgs,
     ...paired2 ? pairedArgs(paired2, options.config) : [],
     ...identical,
     ...verify,
+    ...ceilings,
     ...options.harnessArgs ?? []
   ];
   const lanes = [...options.config.harness.args, ...args];
-  return [...args, ...await lanesBalance(options.balance, environment, lanes, outDir, log)];
+  return [...args, ...await lanesBalance(stored, environment, lanes, outDir, log)];
+}
+function memo(lookup2) {
+  let first;
+  return (environment) => first ??= lookup2(environment);
 }
 async function measure(options, deps) {
   const now = deps.now ?? Date.now;
@@ -54085,8 +54178,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join20(options.workspace, ".kernelgate", "build");
-  const buildsPath = join20(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join21(options.workspace, ".kernelgate", "build");
+  const buildsPath = join21(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -54104,7 +54197,7 @@ async function measure(options, deps) {
     deps
   );
   const moreArgs = await harnessMoreArgs(options, paired2, build.records, doctor.environment, log);
-  const resultsPath = join20(outDir, "results.json");
+  const resultsPath = join21(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -54143,12 +54236,12 @@ async function measure(options, deps) {
   );
   if (paired2 !== void 0) assembled.base_builds = paired2.records;
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync5(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 
 // src/measure/module-probe.ts
-import { delimiter as delimiter4, join as join21 } from "node:path";
+import { delimiter as delimiter4, join as join22 } from "node:path";
 var MARKER = "KERNELGATE_PROBE ";
 var PROBE_TIMEOUT_S = 300;
 async function probeModules(options) {
@@ -54157,7 +54250,7 @@ async function probeModules(options) {
     ...launcherArgs(harnessRoot, "kernelgate_harness.probe_modules"),
     ...modules.map((m) => `${m.name}=${m.module}`)
   ];
-  const pythonPath = [join21(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter4);
+  const pythonPath = [join22(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter4);
   const run2 = await exec2.run(python, args, {
     cwd: workspace,
     env: { PYTHONPATH: pythonPath },
@@ -54337,7 +54430,7 @@ function storedBalance(options, log) {
 }
 
 // src/pipeline/nightly-bisect.ts
-import { join as join23, relative as relative12 } from "node:path";
+import { join as join24, relative as relative12 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -54418,12 +54511,12 @@ function describeBisect(variant, outcome) {
 }
 
 // src/pipeline/bisect-memory.ts
-import { mkdirSync as mkdirSync4, readFileSync as readFileSync11, renameSync as renameSync2, writeFileSync as writeFileSync6 } from "node:fs";
-import { dirname as dirname8, join as join22 } from "node:path";
+import { mkdirSync as mkdirSync4, readFileSync as readFileSync11, renameSync as renameSync2, writeFileSync as writeFileSync7 } from "node:fs";
+import { dirname as dirname8, join as join23 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
 function bisectMemoryPath(cacheDir) {
-  return join22(cacheDir, "bisect", "steps.json");
+  return join23(cacheDir, "bisect", "steps.json");
 }
 var searchKey = (good, variant) => `${good}:${variant}`;
 var isStep = (x) => {
@@ -54474,7 +54567,7 @@ function rememberStep(file, key, step, log) {
   try {
     mkdirSync4(dirname8(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync6(tmp, JSON.stringify(next, null, 2) + "\n");
+    writeFileSync7(tmp, JSON.stringify(next, null, 2) + "\n");
     renameSync2(tmp, file);
   } catch (error2) {
     log(
@@ -54513,7 +54606,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join23(ws, ".kernelgate", "bisect"),
+    dir: join24(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -54529,9 +54622,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join23(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join24(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join23(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join24(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       // On several GPUs the step's lanes are balanced by the stored run tonight's was.
@@ -54555,7 +54648,7 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
-  const memory = bisectMemoryPath(options.buildCacheDir ?? join23(ws, ".kernelgate", "build"));
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join24(ws, ".kernelgate", "build"));
   const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
@@ -54651,7 +54744,7 @@ async function bisected(options, deps, measured) {
   const { results } = measured;
   results.diagnostics.push(...found);
   results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1e3 };
-  writeFileSync7(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync8(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
 }
 function nightlyBase(options, deps) {
   return async (environment) => {
@@ -54755,11 +54848,11 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
 }
 
 // src/pipeline/slower.ts
-import { writeFileSync as writeFileSync10 } from "node:fs";
-import { join as join29 } from "node:path";
+import { writeFileSync as writeFileSync11 } from "node:fs";
+import { join as join30 } from "node:path";
 
 // src/deep/compare.ts
-import { join as join26 } from "node:path";
+import { join as join27 } from "node:path";
 
 // src/deep/ncu.ts
 var NCU_METRICS = {
@@ -54942,11 +55035,11 @@ function ncuProblem(output) {
 }
 
 // src/deep/profile.ts
-import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join25 } from "node:path";
+import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync9 } from "node:fs";
+import { join as join26 } from "node:path";
 
 // src/deep/common.ts
-import { delimiter as delimiter5, join as join24 } from "node:path";
+import { delimiter as delimiter5, join as join25 } from "node:path";
 
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
@@ -55058,7 +55151,7 @@ async function pool(items, jobs, work) {
 var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
 var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
 function harnessLaunch(o, module) {
-  return [join24(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join25(o.harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessEnv(o) {
   const parent = o.env ?? process.env;
@@ -55066,7 +55159,7 @@ function harnessEnv(o) {
     // The harness package alone from the action (python/); the workspace is not on the harness's
     // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
     // first on theirs (worker.py, profile_one.py: checkout_on_path).
-    PYTHONPATH: [join24(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter5),
+    PYTHONPATH: [join25(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter5),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -55192,9 +55285,9 @@ function ncuArgs(o, t, metrics, report) {
   ];
 }
 async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join25(o.outDir, "ncu");
+  const dir = join26(o.outDir, "ncu");
   mkdirSync5(dir, { recursive: true });
-  const report = join25(dir, slug(t));
+  const report = join26(dir, slug(t));
   const box = boxOf(o);
   const clock = box.clock;
   const t0 = clock();
@@ -55226,7 +55319,7 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     });
   }
   const profiled = both(r);
-  writeFileSync8(join25(dir, `${slug(t)}.log`), profiled);
+  writeFileSync9(join26(dir, `${slug(t)}.log`), profiled);
   if (r.timedOut) {
     return {
       ...base,
@@ -55249,7 +55342,7 @@ async function readReport(exec2, o, ncu, report) {
     ["--import", `${report}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
     { cwd: o.workspace }
   );
-  writeFileSync8(`${report}.csv`, imported.stdout);
+  writeFileSync9(`${report}.csv`, imported.stdout);
   try {
     const summary4 = summarizeNcu(parseNcuCsv(imported.stdout));
     return {
@@ -55329,12 +55422,12 @@ async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
   }
   const metrics = ncuMetricsArg(o.computeCapability).split(",");
   const dropped = metricDropped(diagnostics, "comparisons");
-  const head = { ...o, outDir: join26(o.outDir, "compare", "head") };
+  const head = { ...o, outDir: join27(o.outDir, "compare", "head") };
   const baseSide = {
     ...o,
     workspace: base.root,
     kernelsDir: base.kernelsDir,
-    outDir: join26(o.outDir, "compare", "base")
+    outDir: join27(o.outDir, "compare", "base")
   };
   if (base.buildsPath !== void 0) baseSide.buildsPath = base.buildsPath;
   else delete baseSide.buildsPath;
@@ -55360,11 +55453,11 @@ async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
 
 // src/deep/run.ts
 import { existsSync as existsSync17 } from "node:fs";
-import { delimiter as delimiter6, join as join28 } from "node:path";
+import { delimiter as delimiter6, join as join29 } from "node:path";
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync16, mkdirSync as mkdirSync6, readdirSync as readdirSync7, writeFileSync as writeFileSync9 } from "node:fs";
-import { basename as basename4, join as join27, resolve as resolve8 } from "node:path";
+import { existsSync as existsSync16, mkdirSync as mkdirSync6, readdirSync as readdirSync7, writeFileSync as writeFileSync10 } from "node:fs";
+import { basename as basename4, join as join28, resolve as resolve8 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync16(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
@@ -55388,7 +55481,7 @@ function harnessCaseProblem(resultsPath, t, caseId) {
 function harnessModules(o) {
   const py = (dir, recursive) => existsSync16(dir) ? readdirSync7(dir, { recursive }).map((f) => basename4(String(f))).filter((f) => f.endsWith(".py")) : [];
   const kernels = new Set(py(resolve8(o.workspace, o.kernelsDir), true));
-  const own = py(join27(o.harnessRoot, "python", "kernelgate_harness"), false);
+  const own = py(join28(o.harnessRoot, "python", "kernelgate_harness"), false);
   return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
 }
 var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "sampling.py", "timed_output.py"]);
@@ -55398,10 +55491,10 @@ function attributed(f, modules) {
 }
 var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
-  const dir = join27(o.outDir, "sanitizer", tool);
+  const dir = join28(o.outDir, "sanitizer", tool);
   mkdirSync6(dir, { recursive: true });
   const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
-  const results = join27(dir, `${name}.json`);
+  const results = join28(dir, `${name}.json`);
   const args = [
     "--tool",
     tool,
@@ -55437,7 +55530,7 @@ async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
   });
   const seconds2 = Math.round((box.clock() - t0) * 10) / 10;
   const output = both(r);
-  writeFileSync9(join27(dir, `${name}.log`), output);
+  writeFileSync10(join28(dir, `${name}.log`), output);
   const parsed = parseSanitizer(output);
   const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
   return { r, output, parsed, problem, seconds: seconds2, command: [sanitizer, ...args].join(" ") };
@@ -55542,11 +55635,11 @@ function findTool(name, env, given, exists3 = existsSync17) {
   if (given) return exists3(given) ? given : void 0;
   const dirs = [
     ...(env.PATH ?? "").split(delimiter6).filter(Boolean),
-    ...env.CUDA_HOME ? [join28(env.CUDA_HOME, "bin")] : [],
+    ...env.CUDA_HOME ? [join29(env.CUDA_HOME, "bin")] : [],
     "/usr/local/cuda/bin"
   ];
   for (const dir of dirs) {
-    const path11 = join28(dir, name);
+    const path11 = join29(dir, name);
     if (exists3(path11)) return path11;
   }
   return void 0;
@@ -55622,14 +55715,14 @@ function ncuCompareOptions(results, baseline, config, outDir) {
   const compare2 = movedDeepTargets(results, baseline, config);
   const root = results.run.paired_base?.root;
   if (compare2.length === 0 || root === void 0) return { compare: compare2 };
-  const buildsPath = join29(outDir, "base-builds.json");
-  writeFileSync10(buildsPath, `${JSON.stringify({ builds: results.base_builds ?? [] }, null, 1)}
+  const buildsPath = join30(outDir, "base-builds.json");
+  writeFileSync11(buildsPath, `${JSON.stringify({ builds: results.base_builds ?? [] }, null, 1)}
 `);
-  return { compare: compare2, base: { root, kernelsDir: join29(root, config.kernelsDir), buildsPath } };
+  return { compare: compare2, base: { root, kernelsDir: join30(root, config.kernelsDir), buildsPath } };
 }
 
 // src/pipeline/check.ts
-import { join as join30 } from "node:path";
+import { join as join31 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -55729,7 +55822,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join30(root, p.file),
+    file: join31(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -55751,8 +55844,8 @@ async function checkBeforeRun(config, options) {
 }
 
 // src/pipeline/merged.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync7, writeFileSync as writeFileSync11 } from "node:fs";
-import { join as join31 } from "node:path";
+import { existsSync as existsSync18, mkdirSync as mkdirSync7, writeFileSync as writeFileSync12 } from "node:fs";
+import { join as join32 } from "node:path";
 async function mergedRun(ctx) {
   const files = findShardFiles(ctx.dirs);
   const docs = readShardDocuments(files, ctx.cwd);
@@ -55763,8 +55856,8 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync7(ctx.outDir, { recursive: true });
-  const resultsPath = join31(ctx.outDir, "results.json");
-  writeFileSync11(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const resultsPath = join32(ctx.outDir, "results.json");
+  writeFileSync12(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
@@ -55818,7 +55911,7 @@ async function storedOf(ctx, key, notes, seen) {
 }
 
 // src/pipeline/sharded.ts
-import { existsSync as existsSync19, writeFileSync as writeFileSync12 } from "node:fs";
+import { existsSync as existsSync19, writeFileSync as writeFileSync13 } from "node:fs";
 function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
@@ -55873,7 +55966,7 @@ function shardedOptions(options, spec, balance, log) {
           })
         }
       };
-      writeFileSync12(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      writeFileSync13(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
       return { ...run2, results };
     }
   };
@@ -60278,7 +60371,7 @@ ${comment}`;
 }
 
 // src/publish/publish.ts
-import { join as join32 } from "node:path";
+import { join as join33 } from "node:path";
 
 // src/publish/identity.ts
 var VIEWER_QUERY = "query { viewer { login } }";
@@ -60498,9 +60591,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join32(options.reportDir, "results.json");
-  const reportPath = join32(options.reportDir, "report.md");
-  const verdictPath = join32(options.reportDir, "verdict.json");
+  const resultsPath = join33(options.reportDir, "results.json");
+  const reportPath = join33(options.reportDir, "report.md");
+  const verdictPath = join33(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = {
@@ -60750,7 +60843,7 @@ import { statSync as statSync9 } from "node:fs";
 import { dirname as dirname10, isAbsolute as isAbsolute6, resolve as resolve9 } from "node:path";
 
 // src/history/action.ts
-import { join as join35 } from "node:path";
+import { join as join36 } from "node:path";
 
 // package.json
 var package_default = {
@@ -61138,7 +61231,7 @@ function recordToResults(record) {
 // src/history/branch-git.ts
 import { existsSync as existsSync21, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync14, rmSync as rmSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join33 } from "node:path";
+import { join as join34 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -61211,7 +61304,7 @@ ${result.stderr}` };
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync21(join33(g.gitDir, "HEAD"))) {
+  if (!existsSync21(join34(g.gitDir, "HEAD"))) {
     mkdirSync8(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
       timeoutS: g.timeoutS
@@ -61258,10 +61351,10 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join33(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join34(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join33(work, "index") };
-    const tree = join33(work, "tree");
+    const env = { GIT_INDEX_FILE: join34(work, "index") };
+    const tree = join34(work, "tree");
     mkdirSync8(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
@@ -61288,7 +61381,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync14(join33(tree, path11), "utf8"));
+        out.set(path11, readFileSync14(join34(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -61299,9 +61392,9 @@ async function readPaths(g, tip, paths) {
 }
 
 // src/history/branch-write.ts
-import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync13 } from "node:fs";
+import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync14 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname9, join as join34 } from "node:path";
+import { dirname as dirname9, join as join35 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -61321,9 +61414,9 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path11 = join34(work, "README.md");
+  const path11 = join35(work, "README.md");
   mkdirSync9(dirname9(path11), { recursive: true });
-  writeFileSync13(path11, README);
+  writeFileSync14(path11, README);
   return path11;
 }
 function prepare2(entries, options, work) {
@@ -61343,8 +61436,8 @@ function prepare2(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join34(work, `record-${i}.json`);
-    writeFileSync13(file, serializeRecord(record));
+    const file = join35(work, `record-${i}.json`);
+    writeFileSync14(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
 }
@@ -61392,7 +61485,7 @@ async function tryOnce(g, prepared, work, attempt, notStored) {
     throw notStored(`cannot read it (${fetched.reason})`);
   }
   const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join34(work, `index-${attempt}`) };
+  const env = { GIT_INDEX_FILE: join35(work, `index-${attempt}`) };
   const { before, added, paths } = await stage2(g, tip, prepared, env, work);
   if (added === 0) return { done: true, paths, added };
   const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -61425,7 +61518,7 @@ function backoffMs(attempt, random) {
   return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
 }
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join34(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join35(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare2(entries, options, work);
     const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
@@ -61656,7 +61749,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join35(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join36(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -62064,7 +62157,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join36 } from "node:path";
+import { join as join37 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function failedCases(results) {
   return results.cases.filter(
@@ -62172,7 +62265,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join36(reportDir, `${format}.json`);
+    const path11 = join37(reportDir, `${format}.json`);
     if (count2 > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count2 > 0 ? path11 : "");
@@ -62562,14 +62655,14 @@ function loadConfigInput(path11) {
 
 // src/action/main.ts
 import { statSync as statSync10 } from "node:fs";
-import { join as join40 } from "node:path";
+import { join as join41 } from "node:path";
 
 // src/action/deep.ts
-import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync14 } from "node:fs";
-import { join as join38 } from "node:path";
+import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync15 } from "node:fs";
+import { join as join39 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join37 } from "node:path";
+import { join as join38 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -62593,7 +62686,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join37(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join38(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -62702,10 +62795,10 @@ async function withDeepChecks(got, inputs, config, deps, profile = false) {
     }
     return got;
   }
-  const outDir = inWorkspace(env, join38(inputs.reportDir, "deep"));
+  const outDir = inWorkspace(env, join39(inputs.reportDir, "deep"));
   mkdirSync10(outDir, { recursive: true });
-  const buildsPath = join38(outDir, "builds.json");
-  writeFileSync14(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
+  const buildsPath = join39(outDir, "builds.json");
+  writeFileSync15(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   const common = {
     workspace: env["GITHUB_WORKSPACE"] ?? process.cwd(),
@@ -62738,7 +62831,7 @@ async function withDeepChecks(got, inputs, config, deps, profile = false) {
     diagnostics: [...got.results.diagnostics, ...diagnostics],
     deep: { ...got.results.deep, ...outcome.deep, ...compared.deep }
   };
-  writeFileSync14(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
+  writeFileSync15(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
 `);
   return { ...got, results, measured: { ...got.measured, results } };
 }
@@ -62819,7 +62912,7 @@ async function acceptanceFor(event, mode, sha, failOnSlower, deps) {
 
 // src/action/annotations.ts
 import { readFileSync as readFileSync15 } from "node:fs";
-import { isAbsolute as isAbsolute7, join as join39, relative as relative13, resolve as resolve10, sep as sep6 } from "node:path";
+import { isAbsolute as isAbsolute7, join as join40, relative as relative13, resolve as resolve10, sep as sep6 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -62858,7 +62951,7 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join39(config.rootDir, kernel.file);
+    const absolute = join40(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
@@ -63053,7 +63146,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join40(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join41(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -63126,7 +63219,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join40(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join41(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -63257,9 +63350,9 @@ async function run(deps = defaultDeps()) {
 }
 
 // src/action/relaunch.ts
-import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync15 } from "node:fs";
+import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync16 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { basename as basename5, dirname as dirname11, join as join41 } from "node:path";
+import { basename as basename5, dirname as dirname11, join as join42 } from "node:path";
 var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
 var RELAUNCHED_VARIABLE = "KERNELGATE_RELAUNCHED";
 var FOLDER_PREFIX = "kernelgate-token-";
@@ -63298,9 +63391,9 @@ function relaunchWithoutCredentials(proc = currentProcess()) {
   const token = env["INPUT_TOKEN"];
   let folder;
   if (token) {
-    folder = mkdtempSync3(join41(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
-    const file = join41(folder, "token");
-    writeFileSync15(file, token, { mode: 384, flag: "wx" });
+    folder = mkdtempSync3(join42(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
+    const file = join42(folder, "token");
+    writeFileSync16(file, token, { mode: 384, flag: "wx" });
     clean[TOKEN_FILE_VARIABLE] = file;
   }
   try {
