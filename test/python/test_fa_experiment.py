@@ -102,16 +102,17 @@ def dry_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("fa") / "fa.json"
     r = run(
         "--dry-run", "--build", "base=", "--build", "old=-DKG_FA_PRODUCER_WG=0", "--build", "bn176=-DKG_FA_BLOCK_N=176",
-        "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn192=-DKG_FA_BLOCK_N=192", "--out", str(out),
+        "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn192=-DKG_FA_BLOCK_N=192", "--build", "wg3=-DKG_FA_D64_WG3=1",
+        "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--out", str(out),
     )
     return r, json.loads(out.read_text())
 
 
 def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fails_alone(dry_run):
     r, doc = dry_run
-    assert r.returncode == 1  # two builds failed; the other three went on
+    assert r.returncode == 1  # three builds failed; the other four went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old", "bn176"):
+    for name in ("base", "old", "bn176", "wg3"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -126,13 +127,20 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     # the 176-key tile: only the two non-causal D128 instances take it, at the same launch registers
     assert sorted(i["instance"] for i in builds["bn176"]["instances"] if "N176" in i["instance"]) == ["bf16 D128 N176", "fp16 D128 N176"]
     assert {i["registers"] for i in builds["bn176"]["instances"]} == {168}
+    # three consumer warpgroups at D64: 512 threads, so 128 at launch; the D128 instances unchanged
+    assert {i["instance"]: i["registers"] for i in builds["wg3"]["instances"] if "D64" in i["instance"]} == {
+        f"{t} D64{c}": 128 for t in ("fp16", "bf16") for c in ("", " causal")
+    }
+    assert {i["registers"] for i in builds["wg3"]["instances"] if "D128" in i["instance"]} == {168}
+    wg3old = builds["wg3old"]
+    assert not wg3old["ok"] and "KG_FA_D64_WG3 needs the producer warpgroup" in wg3old["error"]
     deep = builds["deep"]
     assert not deep["ok"]
     assert "static assertion failed" in deep["error"] and "KG_FA_STAGES" in deep["error"] and "kD=128" in deep["error"]
     bn192 = builds["bn192"]
     assert not bn192["ok"]
     assert "static assertion failed" in bn192["error"] and "KG_FA_BLOCK_N must be 128 or 176" in bn192["error"]
-    assert doc["failures"] == [f"build deep: {deep['error']}", f"build bn192: {bn192['error']}"]
+    assert doc["failures"] == [f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}"]
     assert "gpu" not in doc and "cases" not in doc  # --dry-run times nothing
 
 
@@ -148,7 +156,9 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     # (the loop and the last tile); S stays 8 k-steps (the head dim), now m64n176k16
     assert builds["bn176"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] + 2 * 6
     assert builds["bn176"]["sass"]["USETMAXREG"] == 16
-    for name in ("base", "old", "bn176"):
+    # three consumer warpgroups: the same wgmmas, one dec and one inc per instance (32 and 160 at D64)
+    assert builds["wg3"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["wg3"]["sass"]["USETMAXREG"] == 16
+    for name in ("base", "old", "bn176", "wg3"):
         assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
 
 

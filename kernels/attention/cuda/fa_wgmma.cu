@@ -20,6 +20,10 @@
 // instances (FlashAttention-3's tile there: S is m64n176k16, P V 11 k-steps of 16 keys); D = 64
 // and causal keep 128. An experiment's option (issue 28), not yet measured on a GPU.
 //
+// -DKG_FA_D64_WG3=1 gives the D = 64 instances three consumer warpgroups (192 query rows per
+// CTA, 512 threads, setmaxnreg 32/160, the ping-pong a round of three on named barriers 1-3):
+// FlashAttention-3's tile at head dim 64. Also an experiment's option, not yet measured on a GPU.
+//
 // Per warpgroup and key tile j:
 //   S(j+1) = Q K(j+1)^T   wgmma, A (Q) and B (K) from shared memory, both K-major;
 //   O += P(j) V(j)        wgmma, A (P) from registers, B (V) from shared memory, MN-major;
@@ -58,21 +62,37 @@
 #ifndef KG_FA_BLOCK_N
 #define KG_FA_BLOCK_N 128
 #endif
+// 1: the D = 64 instances have three consumer warpgroups (192 query rows per CTA, 512 threads,
+// setmaxnreg 32/160: FlashAttention-3's tile at head dim 64); 0 (the default): two, as D = 128.
+// Needs the producer warpgroup.
+#ifndef KG_FA_D64_WG3
+#define KG_FA_D64_WG3 0
+#endif
 
 namespace {
 
-// Named barriers 1 and 2 (0 is __syncthreads): "consumer warpgroup w may issue". The owner
-// waits (128 threads), the other consumer warpgroup arrives (128 more). The producer
-// warpgroup of the KG_FA_PRODUCER_WG build uses no named barrier, and no thread uses
-// barrier 0 after the roles split (the producer warpgroup exits early, which would hang it).
+// Named barriers 1 to kWGs (0 is __syncthreads): "consumer warpgroup w may issue". The owner
+// waits (128 threads), the warpgroup before it in the round (w - 1, or the last for 0) arrives
+// (128 more). The producer warpgroup of the KG_FA_PRODUCER_WG build uses no named barrier,
+// and no thread uses barrier 0 after the roles split (the producer warpgroup exits early,
+// which would hang it).
 __device__ __forceinline__ void turn_wait(int warpgroup) {
   if (KG_FA_PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + warpgroup) : "memory");
 }
+template <int kWGs>
 __device__ __forceinline__ void turn_pass(int warpgroup) {
-  if (KG_FA_PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - warpgroup) : "memory");
+  // the next warpgroup's barrier: 1 + (warpgroup + 1) % kWGs, written as the two-warpgroup
+  // build always did (2 - warpgroup) so that its code is unchanged
+  const int next = kWGs == 2 ? 2 - warpgroup : (warpgroup + 1 == kWGs ? 1 : warpgroup + 2);
+  if (KG_FA_PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(next) : "memory");
 }
 
-constexpr int kBlockM = 128;  // query rows per CTA: two warpgroups of 64
+// Consumer warpgroups of 64 query rows each (wgmma's M): 2, or 3 for D = 64 under KG_FA_D64_WG3.
+template <int kD>
+constexpr int consumer_wgs() {
+  return kD == 64 && KG_FA_D64_WG3 ? 3 : 2;
+}
+static_assert(!KG_FA_D64_WG3 || KG_FA_PRODUCER_WG, "KG_FA_D64_WG3 needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N for the non-causal D = 128 instances.
 template <int kD, bool kCausal>
 constexpr int block_n() {
@@ -81,26 +101,37 @@ constexpr int block_n() {
 static_assert(KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
               "KG_FA_BLOCK_N must be 128 or 176 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
 constexpr bool kProducerWG = KG_FA_PRODUCER_WG != 0;
-constexpr int kConsumerThreads = 256;  // the two warpgroups that compute
-constexpr int kThreads = kProducerWG ? kConsumerThreads + 128 : kConsumerThreads;
-constexpr int kConsumerWarps = kConsumerThreads / 32;  // one arrival each on an empty barrier
+// Threads of a CTA with kWGs consumer warpgroups, the producer warpgroup's 128 included.
+template <int kWGs>
+constexpr int threads_of() {
+  return kWGs * 128 + (kProducerWG ? 128 : 0);
+}
 constexpr int kBoxCols = 64;  // head-dim columns per TMA box: one 128-byte swizzle row
 constexpr int kStages = KG_FA_STAGES;
 static_assert(kStages >= 2, "KG_FA_STAGES must be at least 2 (the key loop refills V(j + 1) while V(j) is read)");
-// setmaxnreg budget of the KG_FA_PRODUCER_WG build: 128 x 24 + 256 x 240 = 64512 of the SM's
-// 65536 registers (a producer at 40 would leave the consumers 232 at most).
-constexpr int kProducerRegs = 24;
-constexpr int kConsumerRegs = 240;
-static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536, "setmaxnreg: over the register file");
+// setmaxnreg budget of the KG_FA_PRODUCER_WG build (FlashAttention-3's): two consumers
+// 128 x 24 + 256 x 240 = 64512 of the SM's 65536 registers (a producer at 40 would leave the
+// consumers 232 at most); three 128 x 32 + 384 x 160 = 65536.
+template <int kWGs>
+__host__ __device__ constexpr int producer_regs() {
+  return kWGs == 2 ? 24 : 32;
+}
+template <int kWGs>
+__host__ __device__ constexpr int consumer_regs() {
+  return kWGs == 2 ? 240 : 160;
+}
+static_assert(128 * producer_regs<2>() + 256 * consumer_regs<2>() <= 65536, "setmaxnreg: over the register file");
+static_assert(128 * producer_regs<3>() + 384 * consumer_regs<3>() <= 65536, "setmaxnreg: over the register file");
 constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA may have on sm_90
 
 // Ring slot and mbarrier phase of key tile j: its buffer and the parity of its use of it.
 __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
-template <int kD, int kBlockN>
+template <int kD, int kBlockN, int kWGs>
 struct Layout {
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
+  static constexpr int kBlockM = 64 * kWGs;  // query rows per CTA
   static constexpr int kBoxes = kD / kBoxCols;
   static constexpr int kQBoxBytes = kBlockM * 128;
   static constexpr int kKVBoxBytes = kBlockN * 128;
@@ -138,12 +169,14 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
-template <typename T, int kD, bool kCausal, int kBlockN>
-__global__ void __launch_bounds__(kThreads, 1)
+template <typename T, int kD, bool kCausal, int kBlockN, int kWGs>
+__global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                     const __grid_constant__ CUtensorMap v_map, T* __restrict__ out, int heads, int seq_q, int seq_k,
                     float scale_log2) {
-  using L = Layout<kD, kBlockN>;
+  using L = Layout<kD, kBlockN, kWGs>;
+  constexpr int kBlockM = L::kBlockM;
+  constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
   constexpr int kPRegs = kBlockN / 4;  // P as packed pairs
@@ -206,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // the order the consumers read them (Q, K(0), then K(j + 1) before V(j)), each as soon as
     // its buffer is free, and the warpgroup exits. The consumers' full-barrier waits keep the
     // CTA alive until the last copy has landed.
-    kg::setmaxnreg_dec<kProducerRegs>();
+    kg::setmaxnreg_dec<producer_regs<kWGs>()>();
     if (producer) {
       load_q();
       load_k(0);
@@ -218,8 +251,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     return;
   }
-  kg::setmaxnreg_inc<kConsumerRegs>();
-  const int warpgroup = (threadIdx.x >> 7) - 1;  // consumer warpgroup 0 or 1
+  kg::setmaxnreg_inc<consumer_regs<kWGs>()>();
+  const int warpgroup = (threadIdx.x >> 7) - 1;  // consumer warpgroup 0 to kWGs - 1
 #else
   if (producer) {
     load_q();
@@ -333,12 +366,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
 
   kg::mbar_wait(bars.q_full(), 0);
-  // Warpgroup 0 issues first. Each warpgroup issues n_tiles + 1 times (S(0), the loop, the
-  // last P V); warpgroup 1 passes the turn back after all but its last.
-  if (warpgroup == 1) turn_pass(1);
+  // Warpgroup 0 issues first, then 1, ... in a round. Each warpgroup issues n_tiles + 1 times
+  // (S(0), the loop, the last P V); the last warpgroup opens the first round and passes the
+  // turn on after all but its last.
+  if (warpgroup == kWGs - 1) turn_pass<kWGs>(kWGs - 1);
   turn_wait(warpgroup);
   issue_s(0);
-  turn_pass(warpgroup);
+  turn_pass<kWGs>(warpgroup);
   kg::wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
@@ -362,7 +396,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     turn_wait(warpgroup);
     issue_s(j + 1);
     issue_pv(j);
-    turn_pass(warpgroup);
+    turn_pass<kWGs>(warpgroup);
     // S(j + 1) was committed first, so at most one group in flight means it has retired.
     kg::wgmma_wait<1>();
 #pragma unroll
@@ -377,7 +411,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   turn_wait(warpgroup);
   issue_pv(last);
-  if (warpgroup == 0) turn_pass(0);
+  if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
   kg::wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
@@ -417,18 +451,21 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   CUtensorMap k_map;
   CUtensorMap v_map;
   constexpr int kBlockN = block_n<kD, kCausal>();
+  constexpr int kWGs = consumer_wgs<kD>();
+  using L = Layout<kD, kBlockN, kWGs>;
+  constexpr int kBlockM = L::kBlockM;
   const int bh = batch * heads;
   if (!encode_qkv(&q_map, type, q, bh, seq_q, kD, kBlockM) || !encode_qkv(&k_map, type, k, bh, seq_k, kD, kBlockN) ||
       !encode_qkv(&v_map, type, v, bh, seq_k, kD, kBlockN)) {
     return cudaErrorInvalidValue;
   }
-  constexpr int kSmemBytes = Layout<kD, kBlockN>::kSmemBytes;
-  auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN>;
+  constexpr int kSmemBytes = L::kSmemBytes;
+  auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (err != cudaSuccess) return err;
   const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
   const float scale_log2 = scale * 1.4426950408889634f;
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), heads, seq_q, seq_k,
+  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), heads, seq_q, seq_k,
                                                  scale_log2);
   return cudaGetLastError();
 }
