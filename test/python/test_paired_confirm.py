@@ -24,20 +24,24 @@ _MARK = {mark!r}
 if _MARK is not None:
     try:
         _os.close(_os.open(_MARK, _os.O_CREAT | _os.O_EXCL))
-        DELAY_MS["first_slow"] = 4.0
+        DELAY_MS["first_slow"] = {first_ms!r}
     except FileExistsError:
         pass
 '''
 
 
-def make_confirm_repo(path, mark):
+# The first head process's spin against every other's 2 ms: ×2.
+FIRST_SLOW_MS = 4.0
+
+
+def make_confirm_repo(path, mark, first_ms=FIRST_SLOW_MS):
     make_repo(path)
     src = os.path.join(path, "sleepy_bench.py")
     with open(src) as f:
         text = f.read()
     text = text.replace('"broken_in_base": 2.0}', '"broken_in_base": 2.0, "first_slow": 2.0}')
     variants = "VARIANTS = {name: make(name) for name in DELAY_MS}"
-    text = text.replace(variants, FIRST_SLOW.format(mark=mark) + "\n" + variants)
+    text = text.replace(variants, FIRST_SLOW.format(mark=mark, first_ms=first_ms) + "\n" + variants)
     with open(src, "w") as f:
         f.write(text)
     with open(os.path.join(path, "kernels", "sleepy", "kernel.yml"), "a") as f:
