@@ -87,3 +87,34 @@ describe('what identity skipping saved', () => {
     );
   });
 });
+
+describe('where the A/A control was timed (run.time_control: headline)', () => {
+  it('says the control was timed on the headline case and beside the confirmations only', () => {
+    const doc = structuredClone(run61);
+    const headline = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+    const controls = doc.cases.filter(
+      (c) => c.variant === 'sdpa_default' && c.params.S === 4096 && c.case !== headline,
+    );
+    expect(controls).toHaveLength(7);
+    // six left untimed, one timed beside the confirmation of its case
+    for (const c of controls.slice(0, 6)) {
+      delete c.timing;
+      delete c.paired;
+      c.identical = {
+        reason: 'identical build and sources',
+        verified: 'first_seed',
+        control: true,
+      };
+    }
+    controls[6]!.paired!.timed_in = 'confirmation';
+    const line = stagesLine(doc);
+    expect(line).toContain(' Identity skipped the timing of 170 variant-cases ');
+    expect(
+      line.endsWith(
+        ' The A/A control attention/sdpa\\_default was timed on the headline case and beside 1 confirmation, not in 6 other cases (`run.time_control: headline`).',
+      ),
+    ).toBe(true);
+    // the run as recorded (every case's control timed) says nothing of it
+    expect(stagesLine(run61)).not.toContain('A/A control');
+  });
+});

@@ -52,6 +52,9 @@ class PairedRunner:
                 rec["paired"] = untimed("error", f"paired timing stopped: {why}")
             return records
         self.runner.document.add_stage_seconds(pc.phase_s)
+        for v in deferred:
+            if "identical" in records.get(v, {}):
+                records[v]["identical"]["control"] = True
         say(f"{m.name} {case.id}: {pc.time_line()}")
         if self.args.paired_confirm or self.args.paired_detect_pct > 0:
             # Each variant whose interval cleared the threshold (or, with --paired-detect-pct alone,

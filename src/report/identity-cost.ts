@@ -49,7 +49,25 @@ export function identitySkipped(results: KernelgateResults, baseline?: Kernelgat
   const n = skipped.length;
   if (n === 0) return '';
   const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? '' : 's'} (identical build and sources in base and head: verified, not timed)`;
-  return `${head}, ${saving(skipped, baseline, skuOf(results))}.`;
+  return `${head}, ${saving(skipped, baseline, skuOf(results))}.${controlsLine(results)}`;
+}
+
+/**
+ * " The A/A control attention/sdpa\_default was timed on its kernel's headline case and beside 1
+ * confirmation, not in 7 other cases (`run.time_control: headline`)." when a control was left
+ * untimed in a case (identical.control) or timed beside a confirmation (paired.timed_in); ''.
+ */
+export function controlsLine(results: KernelgateResults): string {
+  const untimed = results.cases.filter((c) => c.identical?.control === true && isIdentical(c));
+  const beside = results.cases.filter((c) => c.paired?.timed_in === 'confirmation');
+  if (!untimed.length && !beside.length) return '';
+  const names = [...new Set([...untimed, ...beside].map((c) => `${c.kernel}/${c.variant}`))];
+  const which = `${names.length === 1 ? 'control' : 'controls'} ${names.map(escapeMarkdown).join(', ')}`;
+  const confirmations = beside.length ? ` and beside ${plural(beside.length, 'confirmation')}` : '';
+  const rest = untimed.length
+    ? `, not in ${untimed.length} other case${untimed.length === 1 ? '' : 's'}`
+    : '';
+  return ` The A/A ${which} ${names.length === 1 ? 'was' : 'were'} timed on the headline case${confirmations}${rest} (\`run.time_control: headline\`).`;
 }
 
 function saving(

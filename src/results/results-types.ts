@@ -429,6 +429,10 @@ export interface CaseResult {
      * how it was verified (--verify-identical, kernelgate.yml run.verify_identical): first_seed, on the first seed only, without the probes of what the timing would miss (drain, late work, cache), correctness.seeds saying which; all, on every seed as a changed variant. Absent in documents written before 2026-11-26's option: every seed
      */
     verified?: 'first_seed' | 'all';
+    /**
+     * its kernel's A/A control (harness --controls, kernelgate.yml run.time_control: headline), timed on the kernel's headline case and beside confirmations: left untimed in this case, where nothing cleared the threshold (or, with timing and paired.timed_in, timed beside this case's confirmation)
+     */
+    control?: true;
   };
   tuning?: Tuning1;
   work?: {

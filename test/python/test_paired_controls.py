@@ -79,7 +79,7 @@ def test_the_control_is_timed_in_the_first_reading_of_the_headline_case(run):
 def test_a_case_where_nothing_moved_leaves_the_control_untimed(run):
     doc, out = run
     steady = case(doc, "steady", QUIET)
-    assert steady["identical"] == {"reason": "identical build and sources", "verified": "first_seed"}
+    assert steady["identical"] == {"reason": "identical build and sources", "verified": "first_seed", "control": True}
     assert "timing" not in steady and "paired" not in steady
     assert steady["correctness"]["status"] == "PASS" and steady["correctness"]["seeds"] == [0]
     assert f"sleepy {QUIET}: steady: the A/A control, timed on the headline case and here only beside a confirmation" in out
@@ -98,7 +98,7 @@ def test_the_control_is_timed_beside_the_confirmation_of_a_moved_case(run):
     assert "confirm" not in p and len(p["log_ratios"]) == p["n_pairs"] // 2
     assert steady["timing"]["n_samples"] == p["n_pairs"]
     # still identical: how it was verified in the first reading
-    assert steady["identical"] == {"reason": "identical build and sources", "verified": "first_seed"}
+    assert steady["identical"] == {"reason": "identical build and sources", "verified": "first_seed", "control": True}
     assert f"[kernelgate] sleepy {MOVED}: steady timed beside it as the A/A control" in out
     assert f"[kernelgate] sleepy/steady {MOVED} control beside the confirmation: ×" in out
     assert doc["run"]["stage_seconds"]["confirm"] > 0
@@ -106,6 +106,7 @@ def test_the_control_is_timed_beside_the_confirmation_of_a_moved_case(run):
 
 def test_without_tiers_the_control_is_timed_on_every_case(tmp_path):
     doc, out = controls_run(tmp_path, tiers=False)
+    assert all("control" not in c.get("identical", {}) for c in doc["cases"])
     for case_id in (HEADLINE, MOVED, QUIET):
         steady = case(doc, "steady", case_id)
         assert "identical" not in steady and steady["paired"]["n_pairs"] > 0 and "timed_in" not in steady["paired"], case_id
