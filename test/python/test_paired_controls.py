@@ -12,7 +12,9 @@ import os
 import pytest
 from test_paired_identical import harness, make_repo
 
-THRESHOLD_PCT = 5.0
+# Identical code on a loaded CPU has read 5.5 % apart (test_paired.py); the moved case's 2 ms against
+# 3 is −33 %: 15 % keeps the quiet cases quiet and the moved one moved.
+THRESHOLD_PCT = 15.0
 HEADLINE, MOVED, QUIET = "dtype=fp32,n=256", "dtype=fp32,n=512", "dtype=fp32,n=1024"
 
 TIERS = """tiers:
