@@ -38095,6 +38095,10 @@ var results_schema_default = {
             verified: {
               enum: ["first_seed", "all"],
               description: "how it was verified (--verify-identical, kernelgate.yml run.verify_identical): first_seed, on the first seed only, without the probes of what the timing would miss (drain, late work, cache), correctness.seeds saying which; all, on every seed as a changed variant. Absent in documents written before 2026-11-26's option: every seed"
+            },
+            control: {
+              const: true,
+              description: "its kernel's A/A control (harness --controls, kernelgate.yml run.time_control: headline), timed on the kernel's headline case and beside confirmations: left untimed in this case, where nothing cleared the threshold (or, with timing and paired.timed_in, timed beside this case's confirmation)"
             }
           },
           description: "a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified (as `verified` says), not timed; judged SAME by identity (docs/judging.md)"
@@ -43780,7 +43784,17 @@ function identitySkipped(results, baseline) {
   const n = skipped.length;
   if (n === 0) return "";
   const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head: verified, not timed)`;
-  return `${head}, ${saving(skipped, baseline, skuOf(results))}.`;
+  return `${head}, ${saving(skipped, baseline, skuOf(results))}.${controlsLine(results)}`;
+}
+function controlsLine(results) {
+  const untimed = results.cases.filter((c) => c.identical?.control === true && isIdentical(c));
+  const beside = results.cases.filter((c) => c.paired?.timed_in === "confirmation");
+  if (!untimed.length && !beside.length) return "";
+  const names = [...new Set([...untimed, ...beside].map((c) => `${c.kernel}/${c.variant}`))];
+  const which2 = `${names.length === 1 ? "control" : "controls"} ${names.map(escapeMarkdown).join(", ")}`;
+  const confirmations = beside.length ? ` and beside ${plural(beside.length, "confirmation")}` : "";
+  const rest = untimed.length ? `, not in ${untimed.length} other case${untimed.length === 1 ? "" : "s"}` : "";
+  return ` The A/A ${which2} ${names.length === 1 ? "was" : "were"} timed on the headline case${confirmations}${rest} (\`run.time_control: headline\`).`;
 }
 function saving(skipped, baseline, sku) {
   if (!baseline) return "the GPU-seconds it saved unknown: no stored run to price it";
