@@ -186,67 +186,56 @@ describe('which runs skip identical variants', () => {
   });
 });
 
-describe('run.skip_identical in kernelgate.yml', () => {
-  const load = (yml: string) => {
-    const dir = mkdtempSync(join(tmpdir(), 'kg-skip-identical-'));
-    writeFileSync(join(dir, 'kernelgate.yml'), yml);
-    return () => loadConfig(dir);
-  };
+/** A kernelgate.yml of `yml` in a fresh folder: () => its loaded configuration. */
+const loadYml = (yml: string) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kg-run-options-'));
+  writeFileSync(join(dir, 'kernelgate.yml'), yml);
+  return () => loadConfig(dir);
+};
 
+describe('run.skip_identical in kernelgate.yml', () => {
   it('reads the switch', () => {
-    expect(load('run: { skip_identical: false }\n')().run.skipIdentical).toBe(false);
-    expect(load('report: { title: x }\n')().run.skipIdentical).toBe(true);
+    expect(loadYml('run: { skip_identical: false }\n')().run.skipIdentical).toBe(false);
+    expect(loadYml('report: { title: x }\n')().run.skipIdentical).toBe(true);
   });
 
   it('names the file, the field and the value of a bad one', () => {
-    expect(load('run: { skip_identical: "no" }\n')).toThrow(
+    expect(loadYml('run: { skip_identical: "no" }\n')).toThrow(
       'kernelgate.yml: run.skip_identical must be boolean (got "no")',
     );
-    expect(load('run: { skip: true }\n')).toThrow(
+    expect(loadYml('run: { skip: true }\n')).toThrow(
       'kernelgate.yml: run.skip is not a known field (known: skip_identical, verify_identical, time_control)',
     );
   });
 });
 
 describe('run.verify_identical in kernelgate.yml', () => {
-  const load = (yml: string) => {
-    const dir = mkdtempSync(join(tmpdir(), 'kg-verify-identical-'));
-    writeFileSync(join(dir, 'kernelgate.yml'), yml);
-    return () => loadConfig(dir);
-  };
-
   it('reads first_seed (the default) and all', () => {
-    expect(load('report: { title: x }\n')().run.verifyIdentical).toBe('first_seed');
-    expect(load('run: { verify_identical: all }\n')().run.verifyIdentical).toBe('all');
-    expect(load('run: { verify_identical: first_seed }\n')().run.verifyIdentical).toBe(
+    expect(loadYml('report: { title: x }\n')().run.verifyIdentical).toBe('first_seed');
+    expect(loadYml('run: { verify_identical: all }\n')().run.verifyIdentical).toBe('all');
+    expect(loadYml('run: { verify_identical: first_seed }\n')().run.verifyIdentical).toBe(
       'first_seed',
     );
   });
 
   it('names the file, the field and the value of a bad one', () => {
-    expect(load('run: { verify_identical: every }\n')).toThrow(
+    expect(loadYml('run: { verify_identical: every }\n')).toThrow(
       'kernelgate.yml: run.verify_identical must be one of "first_seed", "all" (got "every")',
     );
-    expect(load('run: { verify_identical: true }\n')).toThrow(
+    expect(loadYml('run: { verify_identical: true }\n')).toThrow(
       'kernelgate.yml: run.verify_identical must be one of "first_seed", "all" (got true)',
     );
   });
 });
 
 describe('run.time_control in kernelgate.yml', () => {
-  const load = (yml: string) => {
-    const dir = mkdtempSync(join(tmpdir(), 'kg-time-control-'));
-    writeFileSync(join(dir, 'kernelgate.yml'), yml);
-    return () => loadConfig(dir);
-  };
-
   it('reads headline (the default) and every_case', () => {
-    expect(load('report: { title: x }\n')().run.timeControl).toBe('headline');
-    expect(load('run: { time_control: every_case }\n')().run.timeControl).toBe('every_case');
+    expect(loadYml('report: { title: x }\n')().run.timeControl).toBe('headline');
+    expect(loadYml('run: { time_control: every_case }\n')().run.timeControl).toBe('every_case');
   });
 
   it('names the file, the field and the value of a bad one', () => {
-    expect(load('run: { time_control: never }\n')).toThrow(
+    expect(loadYml('run: { time_control: never }\n')).toThrow(
       'kernelgate.yml: run.time_control must be one of "headline", "every_case" (got "never")',
     );
   });
