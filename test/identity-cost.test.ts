@@ -118,3 +118,18 @@ describe('where the A/A control was timed (run.time_control: headline)', () => {
     expect(stagesLine(run61)).not.toContain('A/A control');
   });
 });
+
+describe('references that differ in the harness alone', () => {
+  it('are counted among the skipped variant-cases, and the line says so', () => {
+    const doc = structuredClone(run61);
+    const flash = doc.cases.filter((c) => c.variant === 'sdpa_flash' && c.identical !== undefined);
+    expect(flash.length).toBeGreaterThan(0);
+    for (const c of flash) {
+      c.identical!.reason =
+        "a reference whose only difference is the harness, which its kernel's A/A control measures";
+    }
+    expect(stagesLine(doc)).toContain(
+      ' Identity skipped the timing of 164 variant-cases (identical build and sources in base and head, or references that differ in the harness alone: verified, not timed), ',
+    );
+  });
+});

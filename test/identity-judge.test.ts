@@ -153,6 +153,20 @@ describe('the Judged line says how the identical variants were verified (run.ver
     );
   });
 
+  it('names the references left untimed because only the harness differs, and notes each row', () => {
+    const results = verifiedAs(() => 'first_seed');
+    const only =
+      "a reference whose only difference is the harness, which its kernel's A/A control measures";
+    results.cases.filter((c) => c.identical !== undefined)[0]!.identical!.reason = only;
+    expect(judgedLine(results)).toContain(
+      "verified on every seed on its push); 1 of them references whose only difference is the harness, which their kernel's A/A control (timed) measures.",
+    );
+    const { comparison } = judged(results);
+    expect(comparison.cases.filter((c) => c.perfNote === only)).toMatchObject([
+      { perf: 'SAME', method: 'identical' },
+    ]);
+  });
+
   it('both in one document (shards of two configurations): each counted', () => {
     expect(judgedLine(verifiedAs((i) => (i < 2 ? 'first_seed' : 'all')))).toContain(
       ' 5 SAME by identity: identical build and sources in base and head, not timed, verified on the first seed only (2) or on every seed (3).',

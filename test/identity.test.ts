@@ -228,6 +228,54 @@ describe('identity of base and head', () => {
     expect(baseHarnessRoot(at.ws, outside, at.baseRoot)).toBe(outside);
   });
 
+  it('run.time_control: headline leaves untimed a reference other than the control that differs in the harness alone', async () => {
+    const at = await prCheckouts(OWNS, {
+      'python/kernelgate_harness/__init__.py': 'HARNESS_VERSION = "2"\n',
+    });
+    const s = sides(at);
+    const of = (headline: boolean) =>
+      compareIdentities(variantIdentities(s.head, ENV), variantIdentities(s.base, ENV), headline)
+        .filter((v) => v.kernel === 'attention')
+        .map((v) => [v.variant, v.identical, v.why, v.harnessOnly ?? false]);
+    const ONLY =
+      "a reference whose only difference is the harness, which its kernel's A/A control measures";
+    // the candidates and the control (flash) are timed; sdpa, the other reference, is not
+    expect(of(true)).toEqual([
+      ['fa2', false, 'the harness differs', false],
+      ['fa3', false, 'the harness differs', false],
+      ['sdpa', true, ONLY, true],
+      ['flash', false, 'the harness differs', false],
+    ]);
+    expect(of(false).map((v) => v[2])).toEqual([
+      'the harness differs',
+      'the harness differs',
+      'the harness differs',
+      REFERENCE,
+    ]);
+    // a reference whose own file changed too is timed
+    const both = sides(
+      await prCheckouts(OWNS, {
+        'python/kernelgate_harness/__init__.py': 'HARNESS_VERSION = "2"\n',
+        'kernels/attention/bench.py': 'import torch\n',
+      }),
+    );
+    const sdpa = compareIdentities(
+      variantIdentities(both.head, ENV),
+      variantIdentities(both.base, ENV),
+      true,
+    ).find((v) => v.variant === 'sdpa');
+    expect(sdpa).toMatchObject({ identical: false, why: 'the harness differs' });
+    // handed to the harness as identical, and as --harness-only
+    const out = mkdtempSync(join(tmpdir(), 'kg-identity-out-'));
+    const lines: string[] = [];
+    const args = identicalArgs(s.head, s.base, ENV, out, (l) => lines.push(l), true);
+    expect(args).toEqual(['--identical', 'attention.sdpa', '--harness-only', 'attention.sdpa']);
+    expect(lines).toContain(`kernelgate: identity: attention/sdpa is not timed: ${ONLY}`);
+    expect(lines[0]).toBe(
+      'kernelgate: identity: 0 of 6 variant(s) identical in base and head, verified but not timed',
+    );
+  });
+
   it('an import that cannot be resolved with certainty makes the kernel differ, changed or not', async () => {
     const at = await checkouts({
       'kernels/bsr/bench.py':

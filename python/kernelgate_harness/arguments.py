@@ -122,6 +122,11 @@ def _paired_options(p: argparse.ArgumentParser) -> None:
         "demotes a moved verdict, and a moved verdict stands only when its confirmation agrees (kernelgate.yml run.time_control: "
         "headline). Needs --paired-confirm"
     ))
+    g.add_argument("--harness-only", help=(
+        "comma-separated kernel.variant names, each also in --identical: references whose build and sources are the base's and whose "
+        "only difference is the harness (the action computes this for a pull request that changes the harness); left untimed as "
+        "identical variants are, their records' identical.reason saying so: their kernel's A/A control, timed, measures the harness"
+    ))
     g.add_argument("--verify-identical", choices=("first_seed", "all"), default="first_seed", help=(
         "how the --identical variants are verified (kernelgate.yml run.verify_identical): first_seed (default) on every case "
         "with the first seed only, without the probes of what the timing would miss (drain, late work, cache); their tails "
@@ -144,6 +149,9 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     for name in (args.identical or "").split(","):
         if name and not re.fullmatch(r"[^.,\s]+\.[^.,\s]+", name):
             p.error(f"--identical takes kernel.variant names, got {name!r}")
+    for name in [n for n in (args.harness_only or "").split(",") if n]:
+        if name not in {n for n in (args.identical or "").split(",") if n}:
+            p.error(f"--harness-only names {name!r}, which --identical does not: a reference left untimed must be named there too")
     controls = [n for n in (args.controls or "").split(",") if n]
     named = {n for n in (args.identical or "").split(",") if n}
     for name in controls:

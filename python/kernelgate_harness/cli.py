@@ -51,6 +51,8 @@ class Harness:
         self.stored_ceilings = calibration.read_ceilings(args.ceilings) if args.ceilings else None
         # --identical: (kernel, variant) pairs the same in base and head, verified but not timed.
         self.identical = {tuple(n.split(".", 1)) for n in (args.identical or "").split(",") if n}
+        # --harness-only: those of them that differ from the base in the harness alone (references)
+        self.harness_only = {tuple(n.split(".", 1)) for n in (args.harness_only or "").split(",") if n}
         # --gpus: one lane per chosen GPU (lanes.py); [] is one lane without a device (the CPU).
         self.visible = lanes.visible_devices(self.device)
         self.gpus = lanes.choose(args.gpus, self.visible)

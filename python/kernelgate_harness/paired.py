@@ -36,6 +36,9 @@ STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap"
 # The record of a variant that --identical names (cases[].identical.reason): its build, sources,
 # manifest entry, harness and libraries are the same in base and head (src/measure/identity.ts).
 IDENTICAL_REASON = "identical build and sources"
+# The reason of a reference --harness-only names: its build and sources are the base's, only the
+# harness that measures it differs, and its kernel's A/A control (timed) measures the harness.
+HARNESS_ONLY_REASON = "a reference whose only difference is the harness, which its kernel's A/A control measures"
 
 
 class PairedFatal(Exception):
@@ -187,11 +190,11 @@ def confirm_record(rec):
     return {"status": "ok", **{k: p[k] for k in keys if k in p}}
 
 
-def identical_record(verified):
+def identical_record(verified, reason=IDENTICAL_REASON):
     """cases[].identical (and tails[].identical) of a variant --identical names: why it was not
     timed, and how it was verified (--verify-identical: "first_seed", on the first seed only;
     "all", every seed)."""
-    return {"reason": IDENTICAL_REASON, "verified": verified}
+    return {"reason": reason, "verified": verified}
 
 
 class PairedCase:

@@ -5,7 +5,7 @@ arm fails, and the confirmation of the movers."""
 import time
 
 from .manifest import headline_case, matches
-from .paired import IDENTICAL_REASON, PairedCase, attempt, base_reason, change_of, confirm_record, interval_text, no_pairs, untimed
+from .paired import HARNESS_ONLY_REASON, IDENTICAL_REASON, PairedCase, attempt, base_reason, change_of, confirm_record, interval_text, no_pairs, untimed
 from .progress import say
 
 
@@ -16,6 +16,8 @@ class PairedRunner:
         # --controls: (kernel, variant) pairs of identical A/A controls timed on the headline case
         # and beside the confirmations only
         self.controls = {tuple(n.split(".", 1)) for n in (getattr(args, "controls", None) or "").split(",") if n}
+        # --harness-only: identical but for the harness (references), their reason saying so
+        self.harness_only = {tuple(n.split(".", 1)) for n in (getattr(args, "harness_only", None) or "").split(",") if n}
         self.opts = opts
         self.runner = runner
         self.cases_of = cases_of or (lambda m: m.ci_cases if args.ci else m.cases)
@@ -39,8 +41,12 @@ class PairedRunner:
         references = reference_names(m)
         same = self.identical_variants(m, case, variants, base_variants, references)
         deferred = self.deferred_controls(m, case, variants, same, references)
-        if same:
-            say(f"{m.name} {case.id}: {', '.join(same)}: {IDENTICAL_REASON} in base and head: verified, not timed")
+        only = [v for v in same if (m.name, v) in self.harness_only]
+        if len(only) < len(same):
+            same_code = [v for v in same if v not in only]
+            say(f"{m.name} {case.id}: {', '.join(same_code)}: {IDENTICAL_REASON} in base and head: verified, not timed")
+        if only:
+            say(f"{m.name} {case.id}: {', '.join(only)}: {HARNESS_ONLY_REASON}: verified, not timed")
         if deferred:
             say(f"{m.name} {case.id}: {', '.join(deferred)}: the A/A control, timed on the headline case and here only beside a confirmation")
         pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.opts.as_dict(), warm_s, say, identical=same, references=references)
@@ -55,6 +61,9 @@ class PairedRunner:
         for v in deferred:
             if "identical" in records.get(v, {}):
                 records[v]["identical"]["control"] = True
+        for v in same:
+            if (m.name, v) in self.harness_only and "identical" in records.get(v, {}):
+                records[v]["identical"]["reason"] = HARNESS_ONLY_REASON
         say(f"{m.name} {case.id}: {pc.time_line()}")
         if self.args.paired_confirm or self.args.paired_detect_pct > 0:
             # Each variant whose interval cleared the threshold (or, with --paired-detect-pct alone,

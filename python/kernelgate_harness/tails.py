@@ -10,7 +10,7 @@ import threading
 import time
 
 from . import lanes
-from .paired import identical_record
+from .paired import HARNESS_ONLY_REASON, IDENTICAL_REASON, identical_record
 
 # The record's fields copied from the worker's (no timing: verified only).
 KEPT = ("reason", "correctness", "error")
@@ -105,7 +105,8 @@ def verify_unit(harness, m, case, names, handle, say, where=""):
     for v in names:
         t = record(m, case, v, records[v])
         if v in one and t["status"] in ("ok", "fail"):
-            t["identical"] = identical_record("first_seed")
+            only = (m.name, v) in getattr(harness, "harness_only", set())
+            t["identical"] = identical_record("first_seed", HARNESS_ONLY_REASON if only else IDENTICAL_REASON)
         with harness.lock:
             harness.doc["tails"].append(t)
         say(f"{where}{line(t)}")

@@ -115,7 +115,7 @@ function judgeCasePerf(
   rule: { thresholdPct: number; floorMs: number };
 } {
   const { config } = run;
-  if (isIdentical(current)) return judgeIdentical(config);
+  if (isIdentical(current)) return judgeIdentical(config, current.identical?.reason);
   const paired = run.pairedOn ? current.paired : undefined;
   if (isTimed(current) && paired?.base_status === 'ok' && paired.log_ratios.length > 0) {
     const { thresholdPct, minChangeMs } = config.compare.paired;

@@ -14,15 +14,21 @@ export function isIdentical(c: CaseResult): boolean {
   return c.identical !== undefined && c.status === 'ok' && c.timing === undefined;
 }
 
-/** SAME, with the note, at the paired threshold: no interval, nothing was timed. */
-export function judgeIdentical(config: Config): {
+/**
+ * SAME, with the note (the record's reason: IDENTICAL_NOTE, or why a reference that differs in
+ * the harness alone was not timed), at the paired threshold: no interval, nothing was timed.
+ */
+export function judgeIdentical(
+  config: Config,
+  reason: string = IDENTICAL_NOTE,
+): {
   perf: PerfJudgement & { thresholdPct: number };
   method: JudgeMethod;
   rule: { thresholdPct: number; floorMs: number };
 } {
   const { thresholdPct, minChangeMs } = config.compare.paired;
   return {
-    perf: { perf: 'SAME', perfNote: IDENTICAL_NOTE, thresholdPct },
+    perf: { perf: 'SAME', perfNote: reason, thresholdPct },
     method: 'identical',
     rule: { thresholdPct, floorMs: minChangeMs },
   };

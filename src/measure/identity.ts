@@ -75,6 +75,12 @@ export interface IdentityVerdict {
    * timed, timed on the headline case and beside confirmations only (the harness's --controls)
    */
   control?: boolean;
+  /**
+   * run.time_control: headline: a reference, not its kernel's control, whose only difference
+   * from the base is the harness (which the control, timed, measures): left untimed
+   * (the harness's --harness-only)
+   */
+  harnessOnly?: boolean;
 }
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
@@ -266,13 +272,17 @@ export function controlReferences(manifest: LoadedKernel['manifest']): Set<strin
   return new Set(named !== undefined && references.includes(named) ? [named] : references);
 }
 
-/** The first part in which two identities differ, in words. */
-function difference(head: VariantIdentity, base: VariantIdentity): string | undefined {
+/** The first part in which two identities differ, in words; the harness left out with `noHarness`. */
+function difference(
+  head: VariantIdentity,
+  base: VariantIdentity,
+  noHarness = false,
+): string | undefined {
   const unresolved = head.unresolved[0] ?? base.unresolved[0];
   if (unresolved !== undefined) {
     return `an import cannot be resolved with certainty (${unresolved})`;
   }
-  if (head.parts.harness !== base.parts.harness) return 'the harness differs';
+  if (!noHarness && head.parts.harness !== base.parts.harness) return HARNESS_DIFFERS;
   if (head.parts.manifest !== base.parts.manifest) return 'its manifest entry differs';
   const files = new Set([...Object.keys(head.parts.sources), ...Object.keys(base.parts.sources)]);
   const changed = [...files].filter((f) => head.parts.sources[f] !== base.parts.sources[f]);
@@ -290,8 +300,13 @@ function difference(head: VariantIdentity, base: VariantIdentity): string | unde
   if (unknown !== undefined) return `its build cannot be compared (${unknown})`;
   if (head.parts.build !== base.parts.build) return 'its build output differs';
   if (head.parts.libraries !== base.parts.libraries) return 'library versions differ';
-  return head.key === base.key ? undefined : 'its identity differs';
+  return noHarness || head.key === base.key ? undefined : 'its identity differs';
 }
+
+const HARNESS_DIFFERS = 'the harness differs';
+/** Why a reference that differs from the base in the harness alone is not timed (harness too). */
+export const HARNESS_ONLY_REASON =
+  "a reference whose only difference is the harness, which its kernel's A/A control measures";
 
 /** Why an identical control is timed although identical (run.time_control: every_case). */
 export const CONTROL_TIMED = 'a reference variant: timed as the A/A control';
@@ -310,10 +325,18 @@ export function compareIdentities(
   base: Map<string, VariantIdentity>,
   headlineControls = false,
 ): IdentityVerdict[] {
-  const whyOf = (h: VariantIdentity) => {
+  const whyOf = (h: VariantIdentity, noHarness = false) => {
     const b = base.get(`${h.kernel}/${h.variant}`);
-    return b === undefined ? 'not in the base revision' : difference(h, b);
+    return b === undefined ? 'not in the base revision' : difference(h, b, noHarness);
   };
+  // under the headline policy a reference other than the control that differs in the harness
+  // alone measures only what the control (timed: its harness differs too) measures
+  const harnessOnly = (h: VariantIdentity, why: string | undefined) =>
+    headlineControls &&
+    h.role === 'reference' &&
+    !h.control &&
+    why === HARNESS_DIFFERS &&
+    whyOf(h, true) === undefined;
   const heads = [...head.values()];
   const timedCandidate = new Set(
     heads.filter((h) => h.role !== 'reference' && whyOf(h) !== undefined).map((h) => h.kernel),
@@ -321,6 +344,15 @@ export function compareIdentities(
   return heads.map((h) => {
     const controls = h.control && timedCandidate.has(h.kernel);
     const own = whyOf(h);
+    if (harnessOnly(h, own)) {
+      return {
+        kernel: h.kernel,
+        variant: h.variant,
+        identical: true,
+        why: HARNESS_ONLY_REASON,
+        harnessOnly: true,
+      };
+    }
     const why = controls && !headlineControls ? CONTROL_TIMED : own;
     const note = why === undefined ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : '';
     return {
@@ -377,10 +409,15 @@ export function identicalArgs(
   }
   writeFileSync(join(outDir, 'identity.json'), JSON.stringify(verdicts, null, 2) + '\n');
   const same = verdicts.filter((v) => v.identical);
+  const code = same.filter((v) => !v.harnessOnly);
   log(
-    `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` +
-      (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(', ')}` : ''),
+    `kernelgate: identity: ${code.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` +
+      (code.length ? `: ${code.map((v) => `${v.kernel}/${v.variant}`).join(', ')}` : ''),
   );
+  const harnessOnly = same.filter((v) => v.harnessOnly === true);
+  for (const v of harnessOnly) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${HARNESS_ONLY_REASON}`);
+  }
   for (const v of verdicts.filter((x) => !x.identical)) {
     log(`kernelgate: identity: ${v.kernel}/${v.variant} is timed: ${v.why}`);
   }
@@ -398,6 +435,7 @@ export function identicalArgs(
   return [
     ...(same.length ? ['--identical', names(same)] : []),
     ...(controls.length ? ['--controls', names(controls)] : []),
+    ...(harnessOnly.length ? ['--harness-only', names(harnessOnly)] : []),
   ];
 }
 

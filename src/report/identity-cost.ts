@@ -1,7 +1,7 @@
 // What identity skipping saved: the seconds the skipped variant-cases' timing took in the stored run;
 // and how the identical variants were verified (run.verify_identical, the harness's identical.verified).
 import { escapeMarkdown, fixed } from '../lib/index.js';
-import { isIdentical } from '../judge/index.js';
+import { IDENTICAL_NOTE, isIdentical } from '../judge/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
 import { plural } from './cells.js';
 
@@ -23,7 +23,12 @@ export function identicalVerified(results: KernelgateResults): string | undefine
         ? 'verified on every seed'
         : `verified on the first seed only (${first}) or on every seed (${every})`;
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === 'first_seed').length;
-  return `not timed, ${how}${tails ? `; ${plural(tails, 'tail case')} of theirs on the first seed only too` : ''}`;
+  // references left untimed because they differ from the base in the harness alone
+  const harness = cases.filter((c) => c.identical?.reason !== IDENTICAL_NOTE).length;
+  const only = harness
+    ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures`
+    : '';
+  return `not timed, ${how}${tails ? `; ${plural(tails, 'tail case')} of theirs on the first seed only too` : ''}${only}`;
 }
 
 /**
@@ -48,7 +53,10 @@ export function identitySkipped(results: KernelgateResults, baseline?: Kernelgat
   const skipped = results.cases.filter(isIdentical);
   const n = skipped.length;
   if (n === 0) return '';
-  const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? '' : 's'} (identical build and sources in base and head: verified, not timed)`;
+  const harness = skipped.some((c) => c.identical?.reason !== IDENTICAL_NOTE)
+    ? ', or references that differ in the harness alone'
+    : '';
+  const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? '' : 's'} (identical build and sources in base and head${harness}: verified, not timed)`;
   return `${head}, ${saving(skipped, baseline, skuOf(results))}.${controlsLine(results)}`;
 }
 

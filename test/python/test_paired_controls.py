@@ -26,8 +26,8 @@ TIERS = """tiers:
 """
 
 
-def make_controls_repo(path, base=False, tiers=True):
-    make_repo(path)
+def make_controls_repo(path, base=False, tiers=True, second_reference=False):
+    make_repo(path, second_reference=second_reference)
     yml = os.path.join(path, "kernels", "sleepy", "kernel.yml")
     with open(yml) as f:
         manifest = f.read()
@@ -134,4 +134,34 @@ def test_controls_need_the_confirmations(tmp_path):
     assert proc.stderr.strip().splitlines()[-1] == (
         "python -m kernelgate_harness: error: --controls needs --paired-confirm "
         "(outside the headline case a control is timed beside the confirmations only)"
+    )
+
+
+def test_a_reference_that_differs_in_the_harness_alone_is_untimed_and_says_so(tmp_path):
+    # --harness-only (a pull request that changes the harness): the reference is verified as an
+    # identical variant is and left untimed, its reason naming the harness; the candidates are timed.
+    # other_library, a second reference; steady the control (not named: its harness differs, timed)
+    head = make_controls_repo(tmp_path / "head", tiers=False, second_reference=True)
+    base = make_controls_repo(tmp_path / "base", tiers=False, second_reference=True)
+    out = tmp_path / "results.json"
+    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", "sleepy.other_library",
+                   "--harness-only", "sleepy.other_library")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    doc = json.loads(out.read_text())
+    reason = "a reference whose only difference is the harness, which its kernel's A/A control measures"
+    for case_id in (HEADLINE, MOVED, QUIET):
+        other = case(doc, "other_library", case_id)
+        assert other["identical"] == {"reason": reason, "verified": "first_seed"} and "timing" not in other, case_id
+        assert case(doc, "steady", case_id)["paired"]["n_pairs"] > 0 and case(doc, "changed", case_id)["paired"]["n_pairs"] > 0
+    assert f"[kernelgate] sleepy {QUIET}: other_library: {reason}: verified, not timed" in proc.stdout
+    assert f"[kernelgate] sleepy/other_library {QUIET} PASS rel_l2=0.0e+00 | not timed: {reason}, verified on the first seed only" in proc.stdout
+
+
+def test_harness_only_must_be_identical(tmp_path):
+    head = make_controls_repo(tmp_path / "head")
+    proc = harness(head, tmp_path / "r.json", "--base-root", str(head), "--identical", "sleepy.planted", "--harness-only", "sleepy.steady")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "python -m kernelgate_harness: error: --harness-only names 'sleepy.steady', which --identical does not: "
+        "a reference left untimed must be named there too"
     )
