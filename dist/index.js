@@ -41685,10 +41685,10 @@ var IDENTICAL_NOTE = "identical build and sources";
 function isIdentical(c) {
   return c.identical !== void 0 && c.status === "ok" && c.timing === void 0;
 }
-function judgeIdentical(config) {
+function judgeIdentical(config, reason = IDENTICAL_NOTE) {
   const { thresholdPct, minChangeMs } = config.compare.paired;
   return {
-    perf: { perf: "SAME", perfNote: IDENTICAL_NOTE, thresholdPct },
+    perf: { perf: "SAME", perfNote: reason, thresholdPct },
     method: "identical",
     rule: { thresholdPct, floorMs: minChangeMs }
   };
@@ -41801,7 +41801,7 @@ function baselineState(results, baseline) {
 }
 function judgeCasePerf(key, current, base, run2) {
   const { config } = run2;
-  if (isIdentical(current)) return judgeIdentical(config);
+  if (isIdentical(current)) return judgeIdentical(config, current.identical?.reason);
   const paired2 = run2.pairedOn ? current.paired : void 0;
   if (isTimed(current) && paired2?.base_status === "ok" && paired2.log_ratios.length > 0) {
     const { thresholdPct: thresholdPct2, minChangeMs } = config.compare.paired;
@@ -43770,7 +43770,9 @@ function identicalVerified(results) {
   const every = cases2.length - first;
   const how = every === 0 ? "verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push)" : first === 0 ? "verified on every seed" : `verified on the first seed only (${first}) or on every seed (${every})`;
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === "first_seed").length;
-  return `not timed, ${how}${tails ? `; ${plural(tails, "tail case")} of theirs on the first seed only too` : ""}`;
+  const harness = cases2.filter((c) => c.identical?.reason !== IDENTICAL_NOTE).length;
+  const only = harness ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures` : "";
+  return `not timed, ${how}${tails ? `; ${plural(tails, "tail case")} of theirs on the first seed only too` : ""}${only}`;
 }
 function timingSeconds(r) {
   if (!r.timing) return void 0;
@@ -43783,7 +43785,8 @@ function identitySkipped(results, baseline) {
   const skipped = results.cases.filter(isIdentical);
   const n = skipped.length;
   if (n === 0) return "";
-  const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head: verified, not timed)`;
+  const harness = skipped.some((c) => c.identical?.reason !== IDENTICAL_NOTE) ? ", or references that differ in the harness alone" : "";
+  const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head${harness}: verified, not timed)`;
   return `${head}, ${saving(skipped, baseline, skuOf(results))}.${controlsLine(results)}`;
 }
 function controlsLine(results) {
@@ -53796,12 +53799,12 @@ function controlReferences(manifest) {
   const references = manifest.variants.filter((v) => v.role === "reference").map((v) => v.name);
   return new Set(named2 !== void 0 && references.includes(named2) ? [named2] : references);
 }
-function difference(head, base) {
+function difference(head, base, noHarness2 = false) {
   const unresolved = head.unresolved[0] ?? base.unresolved[0];
   if (unresolved !== void 0) {
     return `an import cannot be resolved with certainty (${unresolved})`;
   }
-  if (head.parts.harness !== base.parts.harness) return "the harness differs";
+  if (!noHarness2 && head.parts.harness !== base.parts.harness) return HARNESS_DIFFERS;
   if (head.parts.manifest !== base.parts.manifest) return "its manifest entry differs";
   const files = /* @__PURE__ */ new Set([...Object.keys(head.parts.sources), ...Object.keys(base.parts.sources)]);
   const changed = [...files].filter((f) => head.parts.sources[f] !== base.parts.sources[f]);
@@ -53815,14 +53818,17 @@ function difference(head, base) {
   if (unknown !== void 0) return `its build cannot be compared (${unknown})`;
   if (head.parts.build !== base.parts.build) return "its build output differs";
   if (head.parts.libraries !== base.parts.libraries) return "library versions differ";
-  return head.key === base.key ? void 0 : "its identity differs";
+  return noHarness2 || head.key === base.key ? void 0 : "its identity differs";
 }
+var HARNESS_DIFFERS = "the harness differs";
+var HARNESS_ONLY_REASON = "a reference whose only difference is the harness, which its kernel's A/A control measures";
 var CONTROL_TIMED = "a reference variant: timed as the A/A control";
 function compareIdentities(head, base, headlineControls = false) {
-  const whyOf = (h) => {
+  const whyOf = (h, noHarness2 = false) => {
     const b = base.get(`${h.kernel}/${h.variant}`);
-    return b === void 0 ? "not in the base revision" : difference(h, b);
+    return b === void 0 ? "not in the base revision" : difference(h, b, noHarness2);
   };
+  const harnessOnly2 = (h, why2) => headlineControls && h.role === "reference" && !h.control && why2 === HARNESS_DIFFERS && whyOf(h, true) === void 0;
   const heads = [...head.values()];
   const timedCandidate = new Set(
     heads.filter((h) => h.role !== "reference" && whyOf(h) !== void 0).map((h) => h.kernel)
@@ -53830,6 +53836,15 @@ function compareIdentities(head, base, headlineControls = false) {
   return heads.map((h) => {
     const controls = h.control && timedCandidate.has(h.kernel);
     const own = whyOf(h);
+    if (harnessOnly2(h, own)) {
+      return {
+        kernel: h.kernel,
+        variant: h.variant,
+        identical: true,
+        why: HARNESS_ONLY_REASON,
+        harnessOnly: true
+      };
+    }
     const why2 = controls && !headlineControls ? CONTROL_TIMED : own;
     const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
     return {
@@ -53870,9 +53885,14 @@ function identicalArgs(head, base, environment, outDir, log, headlineControls = 
   }
   writeFileSync4(join19(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
   const same = verdicts.filter((v) => v.identical);
+  const code = same.filter((v) => !v.harnessOnly);
   log(
-    `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
+    `kernelgate: identity: ${code.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (code.length ? `: ${code.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
   );
+  const harnessOnly2 = same.filter((v) => v.harnessOnly === true);
+  for (const v of harnessOnly2) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${HARNESS_ONLY_REASON}`);
+  }
   for (const v of verdicts.filter((x) => !x.identical)) {
     log(`kernelgate: identity: ${v.kernel}/${v.variant} is timed: ${v.why}`);
   }
@@ -53888,7 +53908,8 @@ function identicalArgs(head, base, environment, outDir, log, headlineControls = 
   const names = (list) => list.map((v) => `${v.kernel}.${v.variant}`).join(",");
   return [
     ...same.length ? ["--identical", names(same)] : [],
-    ...controls.length ? ["--controls", names(controls)] : []
+    ...controls.length ? ["--controls", names(controls)] : [],
+    ...harnessOnly2.length ? ["--harness-only", names(harnessOnly2)] : []
   ];
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
