@@ -138,6 +138,16 @@ def _paired_options(p: argparse.ArgumentParser) -> None:
     ))
 
 
+def names_in(text: str | None) -> list[str]:
+    """The names of a comma-separated option (--identical, --controls, --harness-only)."""
+    return [n for n in (text or "").split(",") if n]
+
+
+def variant_names(text: str | None) -> set[tuple[str, ...]]:
+    """(kernel, variant) pairs of a comma-separated kernel.variant option."""
+    return {tuple(n.split(".", 1)) for n in names_in(text)}
+
+
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuses option values and combinations that cannot run (argparse's exit 2, its usage line)."""
     if args.seeds < 1:
@@ -146,14 +156,14 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--base-builds needs --base-root (the base revision's checkout)")
     if args.identical and not args.base_root:
         p.error("--identical needs --base-root (identical means identical in base and head)")
-    for name in (args.identical or "").split(","):
-        if name and not re.fullmatch(r"[^.,\s]+\.[^.,\s]+", name):
+    for name in names_in(args.identical):
+        if not re.fullmatch(r"[^.,\s]+\.[^.,\s]+", name):
             p.error(f"--identical takes kernel.variant names, got {name!r}")
-    for name in [n for n in (args.harness_only or "").split(",") if n]:
-        if name not in {n for n in (args.identical or "").split(",") if n}:
+    named = set(names_in(args.identical))
+    for name in names_in(args.harness_only):
+        if name not in named:
             p.error(f"--harness-only names {name!r}, which --identical does not: a reference left untimed must be named there too")
-    controls = [n for n in (args.controls or "").split(",") if n]
-    named = {n for n in (args.identical or "").split(",") if n}
+    controls = names_in(args.controls)
     for name in controls:
         if name not in named:
             p.error(f"--controls names {name!r}, which --identical does not: a control left untimed must be identical in base and head")

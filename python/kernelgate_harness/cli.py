@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from . import HARNESS_VERSION, calibration, env_probe, faults, interpreter, lanes, tails
-from .arguments import parse_args
+from .arguments import parse_args, variant_names
 from .culprit import CaseRunner
 from .document import Document, run_info
 from .manifest import ManifestError, discover
@@ -50,9 +50,7 @@ class Harness:
         # --ceilings: a stored run's ceilings, used instead of the calibration (calibration.py).
         self.stored_ceilings = calibration.read_ceilings(args.ceilings) if args.ceilings else None
         # --identical: (kernel, variant) pairs the same in base and head, verified but not timed.
-        self.identical = {tuple(n.split(".", 1)) for n in (args.identical or "").split(",") if n}
-        # --harness-only: those of them that differ from the base in the harness alone (references)
-        self.harness_only = {tuple(n.split(".", 1)) for n in (args.harness_only or "").split(",") if n}
+        self.identical = variant_names(args.identical)
         # --gpus: one lane per chosen GPU (lanes.py); [] is one lane without a device (the CPU).
         self.visible = lanes.visible_devices(self.device)
         self.gpus = lanes.choose(args.gpus, self.visible)

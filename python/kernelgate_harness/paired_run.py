@@ -4,23 +4,23 @@ arm fails, and the confirmation of the movers."""
 
 import time
 
+from .arguments import variant_names
 from .manifest import headline_case, matches
 from .paired import HARNESS_ONLY_REASON, IDENTICAL_REASON, PairedCase, attempt, base_reason, change_of, confirm_record, interval_text, no_pairs, untimed
 from .progress import say
 
 
 class PairedRunner:
-    def __init__(self, args, identical, opts, runner, cases_of=None):
+    def __init__(self, args, identical, opts, runner, cases_of):
         self.args = args
         self.identical = identical  # (kernel, variant) pairs the same in base and head (--identical)
-        # --controls: (kernel, variant) pairs of identical A/A controls timed on the headline case
-        # and beside the confirmations only
-        self.controls = {tuple(n.split(".", 1)) for n in (getattr(args, "controls", None) or "").split(",") if n}
+        # --controls: identical A/A controls timed on the headline case and beside confirmations only
+        self.controls = variant_names(args.controls)
         # --harness-only: identical but for the harness (references), their reason saying so
-        self.harness_only = {tuple(n.split(".", 1)) for n in (getattr(args, "harness_only", None) or "").split(",") if n}
+        self.harness_only = variant_names(args.harness_only)
         self.opts = opts
         self.runner = runner
-        self.cases_of = cases_of or (lambda m: m.ci_cases if args.ci else m.cases)
+        self.cases_of = cases_of  # the run's cases of a manifest (planning.py CasePlan.cases_of)
 
     def run(self, head, base, m, bm, case, variants, timeout_s, first):
         """One case head against base (paired.py). A crash, hang or error of either arm costs both
@@ -58,12 +58,13 @@ class PairedRunner:
                 rec["paired"] = untimed("error", f"paired timing stopped: {why}")
             return records
         self.runner.document.add_stage_seconds(pc.phase_s)
-        for v in deferred:
-            if "identical" in records.get(v, {}):
-                records[v]["identical"]["control"] = True
+        # what identical_record does not know: a deferred control, a reason other than identity
         for v in same:
-            if (m.name, v) in self.harness_only and "identical" in records.get(v, {}):
-                records[v]["identical"]["reason"] = HARNESS_ONLY_REASON
+            mark = records.get(v, {}).get("identical")
+            if mark is not None and v in deferred:
+                mark["control"] = True
+            if mark is not None and v in only:
+                mark["reason"] = HARNESS_ONLY_REASON
         say(f"{m.name} {case.id}: {pc.time_line()}")
         if self.args.paired_confirm or self.args.paired_detect_pct > 0:
             # Each variant whose interval cleared the threshold (or, with --paired-detect-pct alone,

@@ -105,7 +105,7 @@ def verify_unit(harness, m, case, names, handle, say, where=""):
     for v in names:
         t = record(m, case, v, records[v])
         if v in one and t["status"] in ("ok", "fail"):
-            only = (m.name, v) in getattr(harness, "harness_only", set())
+            only = (m.name, v) in harness.pairing.harness_only
             t["identical"] = identical_record("first_seed", HARNESS_ONLY_REASON if only else IDENTICAL_REASON)
         with harness.lock:
             harness.doc["tails"].append(t)

@@ -37,18 +37,20 @@ export function storedCeilingsArgs(
     return [];
   }
   if (source === undefined) return [];
-  const sku = environment.gpu.sku;
-  const stored = source.results.environment;
-  const ceilings = stored.ceilings;
-  const why =
-    sku === undefined || stored.gpu.sku !== sku
-      ? `its GPU model (${stored.gpu.sku ?? 'unknown'}) is not this run's (${sku ?? 'unknown'})`
-      : !ceilings?.copy_gbps || !ceilings.gemm_tflops || !Object.keys(ceilings.gemm_tflops).length
-        ? 'it has no measured copy and GEMM ceilings'
-        : undefined;
-  if (why !== undefined || !ceilings?.copy_gbps || !ceilings.gemm_tflops) {
+  const notTaken = (why: string) => {
     log.info(`kernelgate: ceilings: measured in this run, not taken from ${source.label}: ${why}`);
     return [];
+  };
+  const sku = environment.gpu.sku;
+  const stored = source.results.environment;
+  if (sku === undefined || stored.gpu.sku !== sku) {
+    return notTaken(
+      `its GPU model (${stored.gpu.sku ?? 'unknown'}) is not this run's (${sku ?? 'unknown'})`,
+    );
+  }
+  const ceilings = stored.ceilings;
+  if (!ceilings?.copy_gbps || !ceilings.gemm_tflops || !Object.keys(ceilings.gemm_tflops).length) {
+    return notTaken('it has no measured copy and GEMM ceilings');
   }
   const file = join(outDir, 'ceilings.json');
   const from = `${source.label}, ${source.results.run.started_at}`;

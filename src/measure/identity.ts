@@ -304,6 +304,7 @@ function difference(
 }
 
 const HARNESS_DIFFERS = 'the harness differs';
+const idOf = (h: VariantIdentity) => ({ kernel: h.kernel, variant: h.variant });
 /** Why a reference that differs from the base in the harness alone is not timed (harness too). */
 export const HARNESS_ONLY_REASON =
   "a reference whose only difference is the harness, which its kernel's A/A control measures";
@@ -345,19 +346,12 @@ export function compareIdentities(
     const controls = h.control && timedCandidate.has(h.kernel);
     const own = whyOf(h);
     if (harnessOnly(h, own)) {
-      return {
-        kernel: h.kernel,
-        variant: h.variant,
-        identical: true,
-        why: HARNESS_ONLY_REASON,
-        harnessOnly: true,
-      };
+      return { ...idOf(h), identical: true, why: HARNESS_ONLY_REASON, harnessOnly: true };
     }
     const why = controls && !headlineControls ? CONTROL_TIMED : own;
     const note = why === undefined ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : '';
     return {
-      kernel: h.kernel,
-      variant: h.variant,
+      ...idOf(h),
       identical: why === undefined,
       why: why ?? IDENTICAL_REASON,
       ...(note ? { note } : {}),

@@ -24,12 +24,15 @@ export function identicalVerified(results: KernelgateResults): string | undefine
         : `verified on the first seed only (${first}) or on every seed (${every})`;
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === 'first_seed').length;
   // references left untimed because they differ from the base in the harness alone
-  const harness = cases.filter((c) => c.identical?.reason !== IDENTICAL_NOTE).length;
+  const harness = cases.filter(harnessAlone).length;
   const only = harness
     ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures`
     : '';
   return `not timed, ${how}${tails ? `; ${plural(tails, 'tail case')} of theirs on the first seed only too` : ''}${only}`;
 }
+
+/** A reference left untimed because it differs from the base in the harness alone (--harness-only). */
+const harnessAlone = (c: CaseResult) => c.identical?.reason !== IDENTICAL_NOTE;
 
 /**
  * The seconds a record's timing took, as its document measured them: a paired record's
@@ -53,7 +56,7 @@ export function identitySkipped(results: KernelgateResults, baseline?: Kernelgat
   const skipped = results.cases.filter(isIdentical);
   const n = skipped.length;
   if (n === 0) return '';
-  const harness = skipped.some((c) => c.identical?.reason !== IDENTICAL_NOTE)
+  const harness = skipped.some(harnessAlone)
     ? ', or references that differ in the harness alone'
     : '';
   const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? '' : 's'} (identical build and sources in base and head${harness}: verified, not timed)`;

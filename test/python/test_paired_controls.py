@@ -116,27 +116,6 @@ def test_without_tiers_the_control_is_timed_on_every_case(tmp_path):
     assert "timed beside it as the A/A control" not in out
 
 
-def test_controls_must_be_identical(tmp_path):
-    head = make_controls_repo(tmp_path / "head")
-    proc = harness(head, tmp_path / "r.json", "--base-root", str(head), "--paired-confirm", "--identical", "sleepy.planted",
-                   "--controls", "sleepy.steady")
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == (
-        "python -m kernelgate_harness: error: --controls names 'sleepy.steady', which --identical does not: "
-        "a control left untimed must be identical in base and head"
-    )
-
-
-def test_controls_need_the_confirmations(tmp_path):
-    head = make_controls_repo(tmp_path / "head")
-    proc = harness(head, tmp_path / "r.json", "--base-root", str(head), "--identical", "sleepy.steady", "--controls", "sleepy.steady")
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == (
-        "python -m kernelgate_harness: error: --controls needs --paired-confirm "
-        "(outside the headline case a control is timed beside the confirmations only)"
-    )
-
-
 def test_a_reference_that_differs_in_the_harness_alone_is_untimed_and_says_so(tmp_path):
     # --harness-only (a pull request that changes the harness): the reference is verified as an
     # identical variant is and left untimed, its reason naming the harness; the candidates are timed.
@@ -157,11 +136,19 @@ def test_a_reference_that_differs_in_the_harness_alone_is_untimed_and_says_so(tm
     assert f"[kernelgate] sleepy/other_library {QUIET} PASS rel_l2=0.0e+00 | not timed: {reason}, verified on the first seed only" in proc.stdout
 
 
-def test_harness_only_must_be_identical(tmp_path):
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--paired-confirm", "--identical", "sleepy.planted", "--controls", "sleepy.steady"],
+         "--controls names 'sleepy.steady', which --identical does not: a control left untimed must be identical in base and head"),
+        (["--identical", "sleepy.steady", "--controls", "sleepy.steady"],
+         "--controls needs --paired-confirm (outside the headline case a control is timed beside the confirmations only)"),
+        (["--identical", "sleepy.planted", "--harness-only", "sleepy.steady"],
+         "--harness-only names 'sleepy.steady', which --identical does not: a reference left untimed must be named there too"),
+    ],
+)
+def test_a_bad_combination_is_refused_naming_it(tmp_path, args, message):
     head = make_controls_repo(tmp_path / "head")
-    proc = harness(head, tmp_path / "r.json", "--base-root", str(head), "--identical", "sleepy.planted", "--harness-only", "sleepy.steady")
+    proc = harness(head, tmp_path / "r.json", "--base-root", str(head), *args)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == (
-        "python -m kernelgate_harness: error: --harness-only names 'sleepy.steady', which --identical does not: "
-        "a reference left untimed must be named there too"
-    )
+    assert proc.stderr.strip().splitlines()[-1] == f"python -m kernelgate_harness: error: {message}"
