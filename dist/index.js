@@ -43770,10 +43770,11 @@ function identicalVerified(results) {
   const every = cases2.length - first;
   const how = every === 0 ? "verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push)" : first === 0 ? "verified on every seed" : `verified on the first seed only (${first}) or on every seed (${every})`;
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === "first_seed").length;
-  const harness = cases2.filter((c) => c.identical?.reason !== IDENTICAL_NOTE).length;
+  const harness = cases2.filter(harnessAlone).length;
   const only = harness ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures` : "";
   return `not timed, ${how}${tails ? `; ${plural(tails, "tail case")} of theirs on the first seed only too` : ""}${only}`;
 }
+var harnessAlone = (c) => c.identical?.reason !== IDENTICAL_NOTE;
 function timingSeconds(r) {
   if (!r.timing) return void 0;
   const p = r.paired;
@@ -43785,7 +43786,7 @@ function identitySkipped(results, baseline) {
   const skipped = results.cases.filter(isIdentical);
   const n = skipped.length;
   if (n === 0) return "";
-  const harness = skipped.some((c) => c.identical?.reason !== IDENTICAL_NOTE) ? ", or references that differ in the harness alone" : "";
+  const harness = skipped.some(harnessAlone) ? ", or references that differ in the harness alone" : "";
   const head = ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head${harness}: verified, not timed)`;
   return `${head}, ${saving(skipped, baseline, skuOf(results))}.${controlsLine(results)}`;
 }
@@ -53821,6 +53822,7 @@ function difference(head, base, noHarness2 = false) {
   return noHarness2 || head.key === base.key ? void 0 : "its identity differs";
 }
 var HARNESS_DIFFERS = "the harness differs";
+var idOf = (h) => ({ kernel: h.kernel, variant: h.variant });
 var HARNESS_ONLY_REASON = "a reference whose only difference is the harness, which its kernel's A/A control measures";
 var CONTROL_TIMED = "a reference variant: timed as the A/A control";
 function compareIdentities(head, base, headlineControls = false) {
@@ -53837,19 +53839,12 @@ function compareIdentities(head, base, headlineControls = false) {
     const controls = h.control && timedCandidate.has(h.kernel);
     const own = whyOf(h);
     if (harnessOnly2(h, own)) {
-      return {
-        kernel: h.kernel,
-        variant: h.variant,
-        identical: true,
-        why: HARNESS_ONLY_REASON,
-        harnessOnly: true
-      };
+      return { ...idOf(h), identical: true, why: HARNESS_ONLY_REASON, harnessOnly: true };
     }
     const why2 = controls && !headlineControls ? CONTROL_TIMED : own;
     const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
     return {
-      kernel: h.kernel,
-      variant: h.variant,
+      ...idOf(h),
       identical: why2 === void 0,
       why: why2 ?? IDENTICAL_REASON,
       ...note ? { note } : {},
@@ -53971,13 +53966,20 @@ function storedCeilingsArgs(config, identical, environment, source, outDir, log)
     return [];
   }
   if (source === void 0) return [];
-  const sku = environment.gpu.sku;
-  const stored = source.results.environment;
-  const ceilings = stored.ceilings;
-  const why2 = sku === void 0 || stored.gpu.sku !== sku ? `its GPU model (${stored.gpu.sku ?? "unknown"}) is not this run's (${sku ?? "unknown"})` : !ceilings?.copy_gbps || !ceilings.gemm_tflops || !Object.keys(ceilings.gemm_tflops).length ? "it has no measured copy and GEMM ceilings" : void 0;
-  if (why2 !== void 0 || !ceilings?.copy_gbps || !ceilings.gemm_tflops) {
+  const notTaken = (why2) => {
     log.info(`kernelgate: ceilings: measured in this run, not taken from ${source.label}: ${why2}`);
     return [];
+  };
+  const sku = environment.gpu.sku;
+  const stored = source.results.environment;
+  if (sku === void 0 || stored.gpu.sku !== sku) {
+    return notTaken(
+      `its GPU model (${stored.gpu.sku ?? "unknown"}) is not this run's (${sku ?? "unknown"})`
+    );
+  }
+  const ceilings = stored.ceilings;
+  if (!ceilings?.copy_gbps || !ceilings.gemm_tflops || !Object.keys(ceilings.gemm_tflops).length) {
+    return notTaken("it has no measured copy and GEMM ceilings");
   }
   const file = join20(outDir, "ceilings.json");
   const from = `${source.label}, ${source.results.run.started_at}`;
