@@ -167,6 +167,19 @@ describe('the Judged line says how the identical variants were verified (run.ver
     ]);
   });
 
+  it('leads with the harness when every untimed reference differs from the base in it alone', () => {
+    const results = verifiedAs(() => 'first_seed');
+    for (const c of results.cases.filter((c) => c.identical !== undefined))
+      c.identical!.reason =
+        "a reference whose only difference is the harness, which its kernel's A/A control measures";
+    const line = judgedLine(results);
+    expect(line).toContain(
+      " 5 SAME by identity: references whose only difference from the base is the harness, which their kernel's A/A control (timed) measures, not timed, verified on the first seed only",
+    );
+    expect(line).not.toContain('identical build and sources');
+    expect(line).not.toContain('of them references');
+  });
+
   it('both in one document (shards of two configurations): each counted', () => {
     expect(judgedLine(verifiedAs((i) => (i < 2 ? 'first_seed' : 'all')))).toContain(
       ' 5 SAME by identity: identical build and sources in base and head, not timed, verified on the first seed only (2) or on every seed (3).',

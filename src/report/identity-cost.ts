@@ -6,8 +6,10 @@ import type { CaseResult, KernelgateResults } from '../results/index.js';
 import { plural } from './cells.js';
 
 /**
- * "not timed, verified on the first seed only (…)" for the summary's SAME-by-identity line: what
- * the harness did with the variant-cases it found identical, from each record's
+ * "identical build and sources in base and head, not timed, verified on the first seed only (…)"
+ * for the summary's SAME-by-identity line: why the variant-cases were left untimed (references that
+ * differ in the harness alone say so, in the lead when all of them are) and what the harness did
+ * with them, from each record's
  * identical.verified (absent in documents written before run.verify_identical: every seed), and
  * the tails it verified on the first seed only. Undefined without such a case.
  */
@@ -25,10 +27,16 @@ export function identicalVerified(results: KernelgateResults): string | undefine
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === 'first_seed').length;
   // references left untimed because they differ from the base in the harness alone
   const harness = cases.filter(harnessAlone).length;
-  const only = harness
-    ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures`
-    : '';
-  return `not timed, ${how}${tails ? `; ${plural(tails, 'tail case')} of theirs on the first seed only too` : ''}${only}`;
+  // all of them: the lead says so (their build and sources are the base's, their harness is not)
+  const lead =
+    harness === cases.length
+      ? "references whose only difference from the base is the harness, which their kernel's A/A control (timed) measures"
+      : 'identical build and sources in base and head';
+  const only =
+    harness && harness < cases.length
+      ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures`
+      : '';
+  return `${lead}, not timed, ${how}${tails ? `; ${plural(tails, 'tail case')} of theirs on the first seed only too` : ''}${only}`;
 }
 
 /** A reference left untimed because it differs from the base in the harness alone (--harness-only). */
