@@ -1,6 +1,7 @@
 // FlashAttention forward for sm_90a on Hopper's warpgroup MMA (wgmma), fed by TMA.
 //
-// One CTA owns kBlockM = 128 query rows of one (batch, head) and has three warpgroups
+// One CTA owns kBlockM = 128 query rows of one (batch, head) (192 at D = 64: below) and has
+// three warpgroups (four at D = 64)
 // (FlashAttention-3's warp-specialised form, the default since 2026-11-27): warpgroup 0 is the
 // producer (setmaxnreg.dec to 24 registers; its thread 0 issues the bulk tensor copies (TMA) of
 // Q once and of K and V tiles of kBlockN keys into KG_FA_STAGES-deep rings (default two),
@@ -16,13 +17,16 @@
 // has released K(j).
 //
 // kBlockN, the keys per tile, is a template parameter that launch() picks per instance with
-// block_n(): 128, except that -DKG_FA_BLOCK_N=176 makes it 176 for the non-causal D = 128
-// instances (FlashAttention-3's tile there: S is m64n176k16, P V 11 k-steps of 16 keys); D = 64
-// and causal keep 128. An experiment's option (issue 28), not yet measured on a GPU.
+// block_n(): 176 for the non-causal D = 128 instances (FlashAttention-3's tile there: S is
+// m64n176k16, P V 11 k-steps of 16 keys), 128 for D = 64 and causal. -DKG_FA_BLOCK_N=128 gives
+// every instance 128 keys. The default since 2026-11-27 (run 90, scripts/fa-experiment.py on an
+// H100: 1.3 % (fp16) and 2.1 % (bf16) faster than 128 keys at B16 H96 S4096 D128).
 //
-// -DKG_FA_D64_WG3=1 gives the D = 64 instances three consumer warpgroups (192 query rows per
-// CTA, 512 threads, setmaxnreg 32/160, the ping-pong a round of three on named barriers 1-3):
-// FlashAttention-3's tile at head dim 64. Also an experiment's option, not yet measured on a GPU.
+// At D = 64 the CTA has three consumer warpgroups (192 query rows, 512 threads, setmaxnreg 32/160,
+// the ping-pong a round of three on named barriers 1-3): FlashAttention-3's tile at head dim 64,
+// the default since 2026-11-27 (run 90: 12.4-12.6 % faster than two warpgroups non-causal,
+// 2.2-2.6 % causal). -DKG_FA_D64_WG3=0 gives D = 64 two, as D = 128; it follows
+// KG_FA_PRODUCER_WG when not given (three consumers need the producer warpgroup).
 //
 // Per warpgroup and key tile j:
 //   S(j+1) = Q K(j+1)^T   wgmma, A (Q) and B (K) from shared memory, both K-major;
@@ -58,15 +62,16 @@
 #ifndef KG_FA_STAGES
 #define KG_FA_STAGES 2
 #endif
-// Keys per tile of the non-causal D = 128 instances (128 or 176); every other instance uses 128.
+// Keys per tile of the non-causal D = 128 instances (176, the default, or 128); every other
+// instance uses 128.
 #ifndef KG_FA_BLOCK_N
-#define KG_FA_BLOCK_N 128
+#define KG_FA_BLOCK_N 176
 #endif
-// 1: the D = 64 instances have three consumer warpgroups (192 query rows per CTA, 512 threads,
-// setmaxnreg 32/160: FlashAttention-3's tile at head dim 64); 0 (the default): two, as D = 128.
-// Needs the producer warpgroup.
+// 1 (the default with the producer warpgroup): the D = 64 instances have three consumer
+// warpgroups (192 query rows per CTA, 512 threads, setmaxnreg 32/160: FlashAttention-3's tile at
+// head dim 64); 0: two, as D = 128. Needs the producer warpgroup.
 #ifndef KG_FA_D64_WG3
-#define KG_FA_D64_WG3 0
+#define KG_FA_D64_WG3 KG_FA_PRODUCER_WG
 #endif
 
 namespace {
