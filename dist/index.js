@@ -43771,8 +43771,9 @@ function identicalVerified(results) {
   const how = every === 0 ? "verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push)" : first === 0 ? "verified on every seed" : `verified on the first seed only (${first}) or on every seed (${every})`;
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === "first_seed").length;
   const harness = cases2.filter(harnessAlone).length;
-  const only = harness ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures` : "";
-  return `not timed, ${how}${tails ? `; ${plural(tails, "tail case")} of theirs on the first seed only too` : ""}${only}`;
+  const lead = harness === cases2.length ? "references whose only difference from the base is the harness, which their kernel's A/A control (timed) measures" : "identical build and sources in base and head";
+  const only = harness && harness < cases2.length ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures` : "";
+  return `${lead}, not timed, ${how}${tails ? `; ${plural(tails, "tail case")} of theirs on the first seed only too` : ""}${only}`;
 }
 var harnessAlone = (c) => c.identical?.reason !== IDENTICAL_NOTE;
 function timingSeconds(r) {
