@@ -5,26 +5,16 @@
 //   run 87: the attention one-file pull request on GPU 0 alone, identical variants verified on the
 //           first seed only (`CUDA_VISIBLE_DEVICES=0 KG_ONE_VARIANT_FILE=kernels/attention/triton_fa2.py
 //           gpu-e2e.sh /tmp/ov one-variant`)
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/index.js';
-import { compare } from '../src/judge/index.js';
 import {
   expectAsOnTheMachine,
   expectOneVariantTimed,
   gpuLines,
+  gzText as gz,
+  judgedNow as judged,
   loadGz,
-  RECORDED,
-  ROOT,
   wallOf,
 } from './support/recorded.js';
-
-const config = loadConfig(ROOT);
-const judged = (name: string) => compare(loadGz(name), undefined, config);
-const gz = (name: string, file: string) =>
-  gunzipSync(readFileSync(join(RECORDED, name, file))).toString('utf8');
 
 describe('the whole set paired on two H100s with the confirmation on (run 85)', () => {
   const NAME = 'paired-aa-h100x2-run85';

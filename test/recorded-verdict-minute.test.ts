@@ -7,32 +7,25 @@
 //   run 91: the same machine: a pull request that adds a comment to the harness
 //           (KG_ONE_VARIANT_FILE=python/kernelgate_harness/__init__.py … one-variant): the whole set
 //   run 93: two H200s (nvidia-h200-x2: the device lent no H100s), after a push: the same pull request
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/index.js';
-import { compare } from '../src/judge/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import {
   expectAsOnTheMachine,
   expectOneVariantTimed,
   gpuLines,
+  gzText,
+  judgedNow as judged,
   loadGz,
-  RECORDED,
-  ROOT,
   wallOf,
 } from './support/recorded.js';
 
-const config = loadConfig(ROOT);
-const judged = (name: string) => compare(loadGz(name), undefined, config);
-const report = (name: string) =>
-  gunzipSync(readFileSync(join(RECORDED, name, 'report.md.gz'))).toString('utf8');
+const report = (name: string) => gzText(name, 'report.md.gz');
 /** "kernel/variant" → the number of its cases timed in pairs. */
 const timedCases = (doc: KernelgateResults) => {
   const n = new Map<string, number>();
   for (const c of doc.cases)
-    if (c.paired?.n_pairs) n.set(`${c.kernel}/${c.variant}`, (n.get(`${c.kernel}/${c.variant}`) ?? 0) + 1);
+    if (c.paired?.n_pairs)
+      n.set(`${c.kernel}/${c.variant}`, (n.get(`${c.kernel}/${c.variant}`) ?? 0) + 1);
   return Object.fromEntries([...n].sort());
 };
 const HARNESS_ONLY =

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
-import type { Config } from '../../src/config/index.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { compare, type CaseComparison } from '../../src/judge/index.js';
 import { stepVerdict } from '../../src/pipeline/index.js';
 import { loadResults, validateResults, type KernelgateResults } from '../../src/results/index.js';
@@ -17,6 +17,15 @@ export const RECORDED = join(ROOT, 'test/fixtures/recorded');
  * the CLI read a results file: loadResults gunzips it.
  */
 export const loadGz = (name: string) => loadResults(join(RECORDED, name, 'results.json.gz'));
+
+let repoConfig: Config | undefined;
+/** A recorded run judged again with today's code and the repository's own kernelgate.yml. */
+export const judgedNow = (name: string) =>
+  compare(loadGz(name), undefined, (repoConfig ??= loadConfig(ROOT)));
+
+/** One of a recorded run's gzipped files (report.md.gz, action.log.gz), as text. */
+export const gzText = (name: string, file: string) =>
+  gunzipSync(readFileSync(join(RECORDED, name, file))).toString('utf8');
 
 /** What the action said on the machine: its verdict.json. */
 export const verdictOf = (name: string) =>
