@@ -104,7 +104,8 @@ def dry_run(tmp_path_factory):
     r = run(
         "--dry-run", "--build", "base=", "--build", "old=-DKG_FA_PRODUCER_WG=0", "--build", "n128=-DKG_FA_BLOCK_N=128",
         "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn192=-DKG_FA_BLOCK_N=192", "--build", "wg2=-DKG_FA_D64_WG3=0",
-        "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--out", str(out),
+        "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--build", "pers=-DKG_FA_PERSISTENT=1",
+        "--out", str(out),
     )
     return r, json.loads(out.read_text())
 
@@ -114,9 +115,9 @@ D64 = {f"{t} D64{c}" for t in ("fp16", "bf16") for c in ("", " causal")}
 
 def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fails_alone(dry_run):
     r, doc = dry_run
-    assert r.returncode == 1  # three builds failed; the other four went on
+    assert r.returncode == 1  # three builds failed; the other five went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old", "n128", "wg2"):
+    for name in ("base", "old", "n128", "wg2", "pers"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -136,6 +137,8 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert not any("N176" in i for i in regs["n128"])
     # two consumer warpgroups at D64: 384 threads there too
     assert set(regs["wg2"]) == set(regs["base"]) and set(regs["wg2"].values()) == {168}
+    # the persistent grid: the same registers at launch in every instance
+    assert regs["pers"] == regs["base"]
     # the 256-thread form (KG_FA_D64_WG3 follows KG_FA_PRODUCER_WG, so D64 has two consumers there)
     assert set(regs["old"].values()) == {186, 154, 222}  # 222: the two N176 instances
     assert "-DKG_FA_PRODUCER_WG=0" in builds["old"]["command"]
@@ -164,7 +167,9 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     assert builds["base"]["sass"]["HGMMA"] == builds["n128"]["sass"]["HGMMA"] + 2 * 6
     # two or three consumer warpgroups: the same wgmmas, one dec and one inc per instance
     assert builds["wg2"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["wg2"]["sass"]["USETMAXREG"] == 16
-    for name in ("base", "old", "n128", "wg2"):
+    # the persistent grid: the same wgmmas and register moves, an item loop around them
+    assert builds["pers"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["pers"]["sass"]["USETMAXREG"] == 16
+    for name in ("base", "old", "n128", "wg2", "pers"):
         assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
 
 

@@ -73,6 +73,14 @@
 #ifndef KG_FA_D64_WG3
 #define KG_FA_D64_WG3 KG_FA_PRODUCER_WG
 #endif
+// 1: a persistent grid, one CTA per SM, each walking the work items (query block, batch x head)
+// with the grid's stride: the producer loads the next item's Q and first key tiles while the
+// consumers finish the last one (its final P V and its stores), so an item's prologue and
+// epilogue overlap its neighbours' loops instead of a CTA's launch. 0 (the default): a CTA per
+// item. Needs the producer warpgroup. An experiment's option (issue 28), not yet run on a GPU.
+#ifndef KG_FA_PERSISTENT
+#define KG_FA_PERSISTENT 0
+#endif
 
 namespace {
 
@@ -98,6 +106,7 @@ constexpr int consumer_wgs() {
   return kD == 64 && KG_FA_D64_WG3 ? 3 : 2;
 }
 static_assert(!KG_FA_D64_WG3 || KG_FA_PRODUCER_WG, "KG_FA_D64_WG3 needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
+static_assert(!KG_FA_PERSISTENT || KG_FA_PRODUCER_WG, "KG_FA_PERSISTENT needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N for the non-causal D = 128 instances.
 template <int kD, bool kCausal>
 constexpr int block_n() {
@@ -147,7 +156,8 @@ struct Layout {
   static constexpr int kK = kQ + kQBytes;              // kStages K buffers
   static constexpr int kV = kK + kStages * kKVBytes;   // kStages V buffers
   static constexpr int kBars = kV + kStages * kKVBytes;
-  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages) * 8;  // alignment slack, buffers, barriers
+  // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent)
+  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + KG_FA_PERSISTENT) * 8;
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
   // 2 stages, 209 KB); D = 64: up to 6.
   static_assert(kSmemBytes <= kSmemLimit,
@@ -156,7 +166,8 @@ struct Layout {
                 "stages, 2 with KG_FA_BLOCK_N=176; D = 64 at most 6)");
 };
 
-// Barriers after the buffers: Q full, then K full, V full, K empty, V empty (kStages each).
+// Barriers after the buffers: Q full, then K full, V full, K empty, V empty (kStages each), then
+// Q empty (KG_FA_PERSISTENT: every consumer warp is done with the item's Q).
 struct Bars {
   uint32_t base;
   __device__ uint32_t q_full() const { return base; }
@@ -164,6 +175,7 @@ struct Bars {
   __device__ uint32_t v_full(uint32_t s) const { return base + 8 + 8 * (kStages + s); }
   __device__ uint32_t k_empty(uint32_t s) const { return base + 8 + 8 * (2 * kStages + s); }
   __device__ uint32_t v_empty(uint32_t s) const { return base + 8 + 8 * (3 * kStages + s); }
+  __device__ uint32_t q_empty() const { return base + 8 + 8 * (4 * kStages); }
 };
 
 // Copies rows [row0, row0 + rows) of head `bh` (all kD columns, in 64-column boxes) to dst.
@@ -193,16 +205,35 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   const uint32_t s_v = base + L::kV;
   const Bars bars{base + L::kBars};
 
-  // Causal CTAs with the most key tiles start first, so the short ones fill the tail.
+  // The work item: query rows m0.. of head bh, and its key tiles. Causal items with the most key
+  // tiles start first, so the short ones fill the tail. g0: key tiles of this CTA's earlier items,
+  // the rings' running index (their buffers and barrier phases carry on from item to item); it:
+  // the item's number in this CTA (Q's phase).
+#if KG_FA_PERSISTENT
+  int m0 = 0, bh = 0, n_tiles = 0, g0 = 0, it = 0;
+  // Here `heads` is batch x heads. Query blocks of one head are consecutive items, so the CTAs
+  // running at once share few heads' K and V in L2, as a non-persistent grid's x does.
+  const int n_m = (seq_q + kBlockM - 1) / kBlockM;
+  const int n_items = n_m * heads;
+  auto take_item = [&](int item) {
+    m0 = (kCausal ? n_m - 1 - item % n_m : item % n_m) * kBlockM;
+    bh = item / n_m;
+    const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
+    n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
+  };
+#else
   const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int m0 = m_block * kBlockM;
   const int bh = blockIdx.z * heads + blockIdx.y;
   const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
   const int n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
+  constexpr int g0 = 0, it = 0;
+#endif
 
   const bool producer = threadIdx.x == 0;  // the one thread that issues copies, in both builds
   if (producer) {
     kg::mbar_init(bars.q_full(), 1);
+    if (KG_FA_PERSISTENT) kg::mbar_init(bars.q_empty(), kConsumerWarps);
     for (int s = 0; s < kStages; ++s) {
       kg::mbar_init(bars.k_full(s), 1);
       kg::mbar_init(bars.v_full(s), 1);
@@ -218,23 +249,23 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     load_rows<kD>(s_q, &q_map, L::kQBoxBytes, m0, bh, bars.q_full());
   };
   auto load_k = [&](int j) {
-    const uint32_t s = stage_of(j);
+    const uint32_t s = stage_of(g0 + j);
     kg::mbar_arrive_expect_tx(bars.k_full(s), L::kKVBytes);
     load_rows<kD>(s_k + s * L::kKVBytes, &k_map, L::kKVBoxBytes, j * kBlockN, bh, bars.k_full(s));
   };
   auto load_v = [&](int j) {
-    const uint32_t s = stage_of(j);
+    const uint32_t s = stage_of(g0 + j);
     kg::mbar_arrive_expect_tx(bars.v_full(s), L::kKVBytes);
     load_rows<kD>(s_v + s * L::kKVBytes, &v_map, L::kKVBoxBytes, j * kBlockN, bh, bars.v_full(s));
   };
   // Tile j's buffer held tile j - kStages: wait until every consumer warp has released it
   // (that use's phase of the empty barrier, the one before tile j's).
   auto refill_k = [&](int j) {
-    if (j >= kStages) kg::mbar_wait(bars.k_empty(stage_of(j)), phase_of(j) ^ 1);
+    if (g0 + j >= kStages) kg::mbar_wait(bars.k_empty(stage_of(g0 + j)), phase_of(g0 + j) ^ 1);
     load_k(j);
   };
   auto refill_v = [&](int j) {
-    if (j >= kStages) kg::mbar_wait(bars.v_empty(stage_of(j)), phase_of(j) ^ 1);
+    if (g0 + j >= kStages) kg::mbar_wait(bars.v_empty(stage_of(g0 + j)), phase_of(g0 + j) ^ 1);
     load_v(j);
   };
 
@@ -246,13 +277,22 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // CTA alive until the last copy has landed.
     kg::setmaxnreg_dec<producer_regs<kWGs>()>();
     if (producer) {
-      load_q();
-      load_k(0);
-      for (int j = 1; j < n_tiles; ++j) {
-        refill_k(j);
-        refill_v(j - 1);
+#if KG_FA_PERSISTENT
+      for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
+        take_item(item);
+        // the last item's Q buffer is free once every consumer warp's last S has retired
+        if (it > 0) kg::mbar_wait(bars.q_empty(), (it - 1) & 1);
+#endif
+        load_q();
+        refill_k(0);
+        for (int j = 1; j < n_tiles; ++j) {
+          refill_k(j);
+          refill_v(j - 1);
+        }
+        refill_v(n_tiles - 1);
+#if KG_FA_PERSISTENT
       }
-      refill_v(n_tiles - 1);
+#endif
     }
     return;
   }
@@ -270,171 +310,182 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   const int warp_in_group = (threadIdx.x >> 5) & 3;
   const int lane = threadIdx.x & 31;
   const bool arriver = lane == 0;  // one arrival per warp on the empty barriers
-  // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
-  // + 8; registers 4c + {0,1} are columns 8c + 2 (lane % 4) + {0,1} of the first row,
-  // 4c + {2,3} the same columns of the second.
-  const int row0 = m0 + warpgroup * 64 + warp_in_group * 16 + (lane >> 2);
-  const int col_in_8 = (lane & 3) * 2;
+#if KG_FA_PERSISTENT
+  for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
+    take_item(item);
+#else
+  {
+#endif
+    // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
+    // + 8; registers 4c + {0,1} are columns 8c + 2 (lane % 4) + {0,1} of the first row,
+    // 4c + {2,3} the same columns of the second.
+    const int row0 = m0 + warpgroup * 64 + warp_in_group * 16 + (lane >> 2);
+    const int col_in_8 = (lane & 3) * 2;
 
-  float s_acc[kSRegs];
-  float o_acc[kORegs];
-  uint32_t p[kPRegs];
-  float row_max[2] = {-INFINITY, -INFINITY};  // log2 units, scale folded in
-  float row_sum[2] = {0.f, 0.f};              // this thread's partial sums; quad-reduced at the end
-  float rescale[2];
+    float s_acc[kSRegs];
+    float o_acc[kORegs];
+    uint32_t p[kPRegs];
+    float row_max[2] = {-INFINITY, -INFINITY};  // log2 units, scale folded in
+    float row_sum[2] = {0.f, 0.f};              // this thread's partial sums; quad-reduced at the end
+    float rescale[2];
 #pragma unroll
-  for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
+    for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
 
-  auto issue_s = [&](int j) {
-    const uint32_t s = stage_of(j);
-    kg::mbar_wait(bars.k_full(s), phase_of(j));
+    auto issue_s = [&](int j) {
+      const uint32_t s = stage_of(g0 + j);
+      kg::mbar_wait(bars.k_full(s), phase_of(g0 + j));
 #pragma unroll
-    for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
-    kg::wgmma_fence();
+      for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+      kg::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
-      const uint32_t q_addr = s_q + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
-      const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
-      kg::WgmmaSS<T, kBlockN>::run(s_acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
-    }
-    kg::wgmma_commit();
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
+        const uint32_t q_addr = s_q + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
+        const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
+        kg::WgmmaSS<T, kBlockN>::run(s_acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
+      }
+      kg::wgmma_commit();
 #pragma unroll
-    for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
-  };
-  auto issue_pv = [&](int j) {
-    const uint32_t s = stage_of(j);
-    kg::mbar_wait(bars.v_full(s), phase_of(j));
+      for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+    };
+    auto issue_pv = [&](int j) {
+      const uint32_t s = stage_of(g0 + j);
+      kg::mbar_wait(bars.v_full(s), phase_of(g0 + j));
 #pragma unroll
-    for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
-    kg::wgmma_fence();
+      for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+      kg::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
-      // keys are 11 steps); lbo steps between the 64-column boxes, sbo between 8-row groups.
-      const uint32_t v_addr = s_v + s * L::kKVBytes + kk * 16 * 128;
-      kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
-    }
-    kg::wgmma_commit();
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
+        // keys are 11 steps); lbo steps between the 64-column boxes, sbo between 8-row groups.
+        const uint32_t v_addr = s_v + s * L::kKVBytes + kk * 16 * 128;
+        kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
+      }
+      kg::wgmma_commit();
 #pragma unroll
-    for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
-  };
-  // Masks tile j of S, updates the running max and sums, leaves exp2 values in s_acc and
-  // the factor the old O and sums are scaled by in rescale[].
-  auto softmax = [&](int j) {
-    const int n0 = j * kBlockN;
-    const bool needs_mask = (n0 + kBlockN > seq_k) || (kCausal && n0 + kBlockN - 1 > m0);
-    if (needs_mask) {
+      for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+    };
+    // Masks tile j of S, updates the running max and sums, leaves exp2 values in s_acc and
+    // the factor the old O and sums are scaled by in rescale[].
+    auto softmax = [&](int j) {
+      const int n0 = j * kBlockN;
+      const bool needs_mask = (n0 + kBlockN > seq_k) || (kCausal && n0 + kBlockN - 1 > m0);
+      if (needs_mask) {
 #pragma unroll
-      for (int c = 0; c < kBlockN / 8; ++c) {
+        for (int c = 0; c < kBlockN / 8; ++c) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = n0 + c * 8 + col_in_8 + (e & 1);
-          const int row = row0 + (e >> 1) * 8;
-          if (col >= seq_k || (kCausal && col > row)) s_acc[4 * c + e] = -INFINITY;
+          for (int e = 0; e < 4; ++e) {
+            const int col = n0 + c * 8 + col_in_8 + (e & 1);
+            const int row = row0 + (e >> 1) * 8;
+            if (col >= seq_k || (kCausal && col > row)) s_acc[4 * c + e] = -INFINITY;
+          }
         }
       }
-    }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float tile_max = -INFINITY;
+      for (int h = 0; h < 2; ++h) {
+        float tile_max = -INFINITY;
 #pragma unroll
-      for (int c = 0; c < kBlockN / 8; ++c) tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * c + 2 * h], s_acc[4 * c + 2 * h + 1]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float new_max = fmaxf(row_max[h], tile_max * scale_log2);
-      // A row whose keys are all masked so far keeps max -inf; subtracting 0 keeps exp2 at 0.
-      const float shift = new_max == -INFINITY ? 0.f : new_max;
-      rescale[h] = kg::fast_exp2(row_max[h] - shift);
-      row_max[h] = new_max;
-      float sum = 0.f;
+        for (int c = 0; c < kBlockN / 8; ++c) tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * c + 2 * h], s_acc[4 * c + 2 * h + 1]));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        const float new_max = fmaxf(row_max[h], tile_max * scale_log2);
+        // A row whose keys are all masked so far keeps max -inf; subtracting 0 keeps exp2 at 0.
+        const float shift = new_max == -INFINITY ? 0.f : new_max;
+        rescale[h] = kg::fast_exp2(row_max[h] - shift);
+        row_max[h] = new_max;
+        float sum = 0.f;
 #pragma unroll
-      for (int c = 0; c < kBlockN / 8; ++c) {
-        s_acc[4 * c + 2 * h] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h], scale_log2, -shift));
-        s_acc[4 * c + 2 * h + 1] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h + 1], scale_log2, -shift));
-        sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
+        for (int c = 0; c < kBlockN / 8; ++c) {
+          s_acc[4 * c + 2 * h] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h], scale_log2, -shift));
+          s_acc[4 * c + 2 * h + 1] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h + 1], scale_log2, -shift));
+          sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
+        }
+        row_sum[h] = row_sum[h] * rescale[h] + sum;
       }
-      row_sum[h] = row_sum[h] * rescale[h] + sum;
-    }
-  };
-  // O *= rescale; P = S as 16-bit pairs (register 2i, 2i + 1 of S -> register i of P).
-  auto rescale_and_pack = [&]() {
+    };
+    // O *= rescale; P = S as 16-bit pairs (register 2i, 2i + 1 of S -> register i of P).
+    auto rescale_and_pack = [&]() {
 #pragma unroll
-    for (int c = 0; c < kD / 8; ++c) {
-      o_acc[4 * c] *= rescale[0];
-      o_acc[4 * c + 1] *= rescale[0];
-      o_acc[4 * c + 2] *= rescale[1];
-      o_acc[4 * c + 3] *= rescale[1];
-    }
+      for (int c = 0; c < kD / 8; ++c) {
+        o_acc[4 * c] *= rescale[0];
+        o_acc[4 * c + 1] *= rescale[0];
+        o_acc[4 * c + 2] *= rescale[1];
+        o_acc[4 * c + 3] *= rescale[1];
+      }
 #pragma unroll
-    for (int i = 0; i < kPRegs; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
-  };
+      for (int i = 0; i < kPRegs; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
+    };
 
-  kg::mbar_wait(bars.q_full(), 0);
-  // Warpgroup 0 issues first, then 1, ... in a round. Each warpgroup issues n_tiles + 1 times
-  // (S(0), the loop, the last P V); the last warpgroup opens the first round and passes the
-  // turn on after all but its last.
-  if (warpgroup == kWGs - 1) turn_pass<kWGs>(kWGs - 1);
-  turn_wait(warpgroup);
-  issue_s(0);
-  turn_pass<kWGs>(warpgroup);
-  kg::wgmma_wait<0>();
-#pragma unroll
-  for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
-  if (arriver) kg::mbar_arrive(bars.k_empty(0));
-  softmax(0);
-  rescale_and_pack();
-
-  // Thread 0's producer part of key tile j (without a producer warpgroup): K(j + kStages)
-  // goes where K(j) was (released by every warp before S(j + 1) was issued), V(j + 1) where
-  // V(j + 1 - kStages) was (released at the end of that tile). Both waits stall warp 0 until
-  // the other warpgroup has released the buffer too: what KG_FA_PRODUCER_WG takes away.
-  auto produce = [&](int j) {
-    if (j + kStages < n_tiles) refill_k(j + kStages);
-    if (j + 1 < n_tiles) refill_v(j + 1);
-  };
-  // Every tile but the last: the loop body has no branch around a wgmma, which is what lets
-  // ptxas keep the wgmmas asynchronous (with one, it serialises them: warning C7514).
-  const int last = n_tiles - 1;
-  for (int j = 0; j < last; ++j) {
-    if (!kProducerWG && producer) produce(j);
+    kg::mbar_wait(bars.q_full(), it & 1);
+    // Warpgroup 0 issues first, then 1, ... in a round. Each warpgroup issues n_tiles + 1 times
+    // (S(0), the loop, the last P V); the last warpgroup opens the first round and passes the
+    // turn on after all but its last.
+    if (warpgroup == kWGs - 1) turn_pass<kWGs>(kWGs - 1);
     turn_wait(warpgroup);
-    issue_s(j + 1);
-    issue_pv(j);
+    issue_s(0);
     turn_pass<kWGs>(warpgroup);
-    // S(j + 1) was committed first, so at most one group in flight means it has retired.
-    kg::wgmma_wait<1>();
+    kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
-    if (arriver) kg::mbar_arrive(bars.k_empty(stage_of(j + 1)));
-    softmax(j + 1);
+    if (arriver) kg::mbar_arrive(bars.k_empty(stage_of(g0)));
+    softmax(0);
+    rescale_and_pack();
+
+    // Thread 0's producer part of key tile j (without a producer warpgroup): K(j + kStages)
+    // goes where K(j) was (released by every warp before S(j + 1) was issued), V(j + 1) where
+    // V(j + 1 - kStages) was (released at the end of that tile). Both waits stall warp 0 until
+    // the other warpgroup has released the buffer too: what KG_FA_PRODUCER_WG takes away.
+    auto produce = [&](int j) {
+      if (j + kStages < n_tiles) refill_k(j + kStages);
+      if (j + 1 < n_tiles) refill_v(j + 1);
+    };
+    // Every tile but the last: the loop body has no branch around a wgmma, which is what lets
+    // ptxas keep the wgmmas asynchronous (with one, it serialises them: warning C7514).
+    const int last = n_tiles - 1;
+    for (int j = 0; j < last; ++j) {
+      if (!kProducerWG && producer) produce(j);
+      turn_wait(warpgroup);
+      issue_s(j + 1);
+      issue_pv(j);
+      turn_pass<kWGs>(warpgroup);
+      // S(j + 1) was committed first, so at most one group in flight means it has retired.
+      kg::wgmma_wait<1>();
+#pragma unroll
+      for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+      if (arriver) kg::mbar_arrive(bars.k_empty(stage_of(g0 + j + 1)));
+      softmax(j + 1);
+      kg::wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+      if (arriver) kg::mbar_arrive(bars.v_empty(stage_of(g0 + j)));
+      rescale_and_pack();
+    }
+    // Every S of the item has retired: its Q buffer may take the next item's (KG_FA_PERSISTENT).
+    if (KG_FA_PERSISTENT && arriver) kg::mbar_arrive(bars.q_empty());
+    turn_wait(warpgroup);
+    issue_pv(last);
+    if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
-    if (arriver) kg::mbar_arrive(bars.v_empty(stage_of(j)));
-    rescale_and_pack();
-  }
-  turn_wait(warpgroup);
-  issue_pv(last);
-  if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
-  kg::wgmma_wait<0>();
-#pragma unroll
-  for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+    // The last V tile's buffer, for the next item's refills.
+    if (KG_FA_PERSISTENT && arriver) kg::mbar_arrive(bars.v_empty(stage_of(g0 + last)));
 
-  // -- epilogue: normalise and store this thread's two rows --
+    // -- epilogue: normalise and store this thread's two rows --
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float sum = row_sum[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = 1.f / sum;
-    const int row = row0 + h * 8;
-    if (row < seq_q) {
-      T* out_row = out + (static_cast<int64_t>(bh) * seq_q + row) * kD;
+    for (int h = 0; h < 2; ++h) {
+      float sum = row_sum[h];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv = 1.f / sum;
+      const int row = row0 + h * 8;
+      if (row < seq_q) {
+        T* out_row = out + (static_cast<int64_t>(bh) * seq_q + row) * kD;
 #pragma unroll
-      for (int c = 0; c < kD / 8; ++c) {
-        *reinterpret_cast<uint32_t*>(out_row + c * 8 + col_in_8) =
-            kg::Mma<T>::pack(o_acc[4 * c + 2 * h] * inv, o_acc[4 * c + 2 * h + 1] * inv);
+        for (int c = 0; c < kD / 8; ++c) {
+          *reinterpret_cast<uint32_t*>(out_row + c * 8 + col_in_8) =
+              kg::Mma<T>::pack(o_acc[4 * c + 2 * h] * inv, o_acc[4 * c + 2 * h + 1] * inv);
+        }
       }
     }
   }
@@ -468,10 +519,25 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (err != cudaSuccess) return err;
-  const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
   const float scale_log2 = scale * 1.4426950408889634f;
+#if KG_FA_PERSISTENT
+  // One CTA per SM (at most one fits: __launch_bounds__(threads, 1) and the shared memory), none
+  // idle: as many as there are work items when those are fewer. The kernel's `heads` is every
+  // (batch, head).
+  int device = 0;
+  int sms = 0;
+  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return err;
+  const int64_t items = static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * bh;
+  if (items > INT32_MAX) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(items < sms ? items : sms));
+  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), bh, seq_q, seq_k,
+                                                 scale_log2);
+#else
+  const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
   kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), heads, seq_q, seq_k,
                                                  scale_log2);
+#endif
   return cudaGetLastError();
 }
 
