@@ -528,9 +528,26 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   int sms = 0;
   if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
   if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return err;
-  const int64_t items = static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * bh;
+  const int n_m = (seq_q + kBlockM - 1) / kBlockM;
+  const int64_t items = static_cast<int64_t>(n_m) * bh;
   if (items > INT32_MAX) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>(items < sms ? items : sms));
+  int ctas = items < sms ? static_cast<int>(items) : sms;
+  // Causal items differ in work (their query block's key tiles). CTA c takes items c, c + ctas,
+  // ..., whose query blocks step by ctas mod n_m: with ctas coprime to n_m every CTA walks every
+  // block in turn, so each averages the same work (132 CTAs at n_m = 32 would give a quarter of
+  // them blocks of 15 key tiles on average and another quarter 18).
+  auto gcd = [](int a, int b) {
+    while (b) {
+      const int t = a % b;
+      a = b;
+      b = t;
+    }
+    return a;
+  };
+  if (kCausal) {
+    while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
+  }
+  const dim3 grid(static_cast<unsigned>(ctas));
   kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), bh, seq_q, seq_k,
                                                  scale_log2);
 #else
