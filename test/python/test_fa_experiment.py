@@ -11,8 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
-import types
 
 import pytest
 
@@ -130,10 +128,10 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert regs["base"] == {
         **{f"{t} D128 N176": 168 for t in ("fp16", "bf16")},
         **{f"{t} D128 causal": 168 for t in ("fp16", "bf16")},
-        **{i: 128 for i in D64},
+        **dict.fromkeys(D64, 128),
     }
     # 128 keys everywhere: no N176 instance, the D64 ones unchanged
-    assert regs["n128"] == {**{i: 168 for i in regs["n128"] if "D128" in i}, **{i: 128 for i in D64}}
+    assert regs["n128"] == {**{i: 168 for i in regs["n128"] if "D128" in i}, **dict.fromkeys(D64, 128)}
     assert not any("N176" in i for i in regs["n128"])
     # two consumer warpgroups at D64: 384 threads there too
     assert set(regs["wg2"]) == set(regs["base"]) and set(regs["wg2"].values()) == {168}
