@@ -11,6 +11,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+import types
 
 import pytest
 
@@ -169,6 +171,58 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     assert builds["pers"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["pers"]["sass"]["USETMAXREG"] == 16
     for name in ("base", "old", "n128", "wg2", "pers"):
         assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
+
+
+class Event:
+    """torch.cuda.Event on the CPU: done at once, timed by the wall clock."""
+
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, other):
+        return 1000 * (other.t - self.t)
+
+
+def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):
+    """run_case on the CPU: the builds are SDPA in fp32 written to the fp16 output, one of them
+    shifted by 0.1; the reference, the tolerance (kernel.yml's), the rounds and the ratio are the script's."""
+    import torch
+    import torch.nn.functional as F
+
+    from kernels.attention import bench, cuda_variants
+
+    make_inputs = bench.make_inputs
+    monkeypatch.setattr(bench, "make_inputs", lambda params, seed, device: make_inputs(params, seed, "cpu"))
+
+    def factory(params, ctx):
+        def run(inputs, out):
+            o = F.scaled_dot_product_attention(*(inputs[n].float() for n in ("q", "k", "v")), is_causal=params["causal"])
+            return out.copy_(o + (0.1 if ctx.library("cuda_fa_wgmma") == "shifted.so" else 0.0))
+
+        return run
+
+    monkeypatch.setattr(cuda_variants, "cuda_fa_wgmma", factory)
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event, empty_cache=lambda: None), empty_like=torch.empty_like)
+    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "3", "--warmup-s", "0"])
+    case = fa.select_cases(fa.parse_cases("dtype=fp16,D=64,causal=true"))[-1]  # the S77 tail
+    builds = [{"name": "good", "ok": True, "library": "good.so"}, {"name": "shifted", "ok": True, "library": "shifted.so"}]
+    failures = []
+    record = fa.run_case(fake_torch, case, builds, load_manifest(str(fa.MANIFEST)), args, failures)
+    assert record["checks"]["good"]["ok"] and record["checks"]["good"]["tolerance"] == 2.0e-3
+    assert record["checks"]["good"]["rel_l2"] < 2.0e-3
+    assert not record["checks"]["shifted"]["ok"] and record["checks"]["shifted"]["rel_l2"] > 2.0e-3
+    assert failures == [f"{case['id']}: shifted: check failed: rel_l2 {record['checks']['shifted']['rel_l2']:.3g} > 0.002"]
+    assert sorted(record["timing"]) == ["good", "sdpa_default"]
+    assert [len(t["samples_ms"]) for t in record["timing"].values()] == [3, 3]
+    assert record["timing"]["sdpa_default"]["ratio_to_sdpa_default"] == 1.0
+    assert record["flops"] == 4 * 2 * 3 * 77 * 77 * 64 / 2
+    assert failures[0] in capsys.readouterr().out
 
 
 def test_the_recorded_h100_run_of_the_producer_warpgroup():
