@@ -20,6 +20,18 @@
 #include "../../common/cuda/wgmma.cuh"
 #include "bsr_entry.cuh"
 
+// Tile order (issue 28's experiment, scripts/bsr-experiment.py; not yet run on a GPU): 0 (the
+// default) takes the tiles block rows fastest over all of them, so the CTAs running at once share
+// one or two 256-column strips of B and each reads its own block row's A blocks, which every strip
+// reads again (A's blocks: 32 MB at 8192³ with 16 of 64 blocks, read once per strip pair). R > 0
+// groups R block rows: the tiles run R block rows fastest, then the strips, group by group, so the
+// CTAs running at once share R rows' A blocks over several strips (R = 32: a quarter of the strip
+// passes over A, at the cost of reading B once per group instead of once).
+#ifndef KG_BSR_GROUP_ROWS
+#define KG_BSR_GROUP_ROWS 0
+#endif
+static_assert(KG_BSR_GROUP_ROWS >= 0, "KG_BSR_GROUP_ROWS: 0 (all block rows) or a positive number of block rows");
+
 namespace {
 
 constexpr int kTileM = 128;  // = bm
@@ -47,6 +59,21 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t empty_bar = full_bar + kStages * 8;  // kStages barriers: stage released
 
   const int warpgroup = threadIdx.x >> 7;
+  // Tile t's block row and first column (KG_BSR_GROUP_ROWS above).
+  auto tile_at = [&](int tile, int& block_row, int& n0) {
+#if KG_BSR_GROUP_ROWS
+    const int n_strips = n_tiles / n_block_rows;
+    const int rows = KG_BSR_GROUP_ROWS < n_block_rows ? KG_BSR_GROUP_ROWS : n_block_rows;
+    const int group = tile / (rows * n_strips);
+    const int idx = tile % (rows * n_strips);
+    const int rows_in = min(rows, n_block_rows - group * rows);  // the last group may be short
+    block_row = group * rows + idx % rows_in;
+    n0 = (idx / rows_in) * kTileN;
+#else
+    block_row = tile % n_block_rows;
+    n0 = (tile / n_block_rows) * kTileN;
+#endif
+  };
   const int steps_per_block = bk / kTileK;
   const int n_steps = topk * steps_per_block;
 
@@ -66,8 +93,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x != 0) return;
     int it = 0;
     for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-      const int block_row = tile % n_block_rows;
-      const int n0 = (tile / n_block_rows) * kTileN;
+      int block_row, n0;
+      tile_at(tile, block_row, n0);
       const int* cols_row = a_cols + static_cast<int64_t>(block_row) * topk;
       const int a_row0 = block_row * topk * kTileM;
       for (int step = 0; step < n_steps; ++step, ++it) {
@@ -95,8 +122,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp_in_group = (threadIdx.x >> 5) & 3;
   int it = 0;
   for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-    const int block_row = tile % n_block_rows;
-    const int n0 = (tile / n_block_rows) * kTileN;
+    int block_row, n0;
+    tile_at(tile, block_row, n0);
     float acc[kTileN / 2];
 #pragma unroll
     for (int i = 0; i < kTileN / 2; ++i) acc[i] = 0.f;

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""A developer's experiment on kernels/bsr_gemm/cuda/bsr_wgmma_ws.cu (issue 28; docs/notes/kernel-gaps.md):
+builds the file once per set of -D flags, checks every build against the harness's oracle (the
+masked dense A times B in fp32) and times the builds and dense cuBLAS on the same masked matrix
+(`cublas_dense`, what a user calls instead), interleaved round by round, on kernel.yml's cases and
+ci_cases.
+
+    python3 scripts/bsr-experiment.py --build base= --build g32=-DKG_BSR_GROUP_ROWS=32 --out bsr.json
+    python3 scripts/bsr-experiment.py --dry-run --build base= --build g32=-DKG_BSR_GROUP_ROWS=32
+
+Each build's figures beside cuBLAS's: per useful FLOP (the non-zero blocks' FLOPs over our time,
+against all of 2·M·N·K over cuBLAS's: what the tier ladder grades) and in wall clock. --dry-run
+builds only (no GPU needed). The building, the checks' hang guard, the interleaved timing and the
+JSON are scripts/fa-experiment.py's; the exit status is 1 when a build or a check failed. The builds
+are not registered variants: the action never runs this.
+"""
+
+import argparse
+import datetime
+import importlib.util
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "python"), str(REPO)]
+
+from kernelgate_harness.manifest import load_manifest  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("fa_experiment", REPO / "scripts" / "fa-experiment.py")
+fx = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fx)
+
+MANIFEST = REPO / "kernels" / "bsr_gemm" / "kernel.yml"
+VARIANT = "cuda_bsr_wgmma_ws"  # whose build section (sources, flags) and entry the builds reuse
+REFERENCE = "cublas_dense"
+SEED = 0
+INSTANCE = re.compile(r"bsr_wgmma_ws_kernelI(6__half|13__nv_bfloat16)E")
+DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="bsr-experiment.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--build", action="append", default=[], metavar="NAME=FLAGS", help="a build of bsr_wgmma_ws.cu: NAME=-DA=1,-DB=2 (repeatable)")
+    p.add_argument("--dtype", help="only the cases of this dtype: fp16 or bf16")
+    p.add_argument("--rounds", type=int, default=30, help="timed rounds per case (default 30)")
+    p.add_argument("--warmup-s", type=float, default=1.0, help="warm-up of each build and cuBLAS on its first call of a case (default 1 s)")
+    p.add_argument("--burst-ms", type=float, default=20.0, help="about how long one timed burst of calls lasts (default 20 ms)")
+    p.add_argument("--out", help="the JSON to write (required unless --dry-run)")
+    p.add_argument("--dry-run", action="store_true", help="build only: no GPU, no checks, no timing")
+    args = p.parse_args(argv)
+    builds = {}
+    try:
+        for text in args.build:
+            name, flags = fx.parse_build(text)
+            if name in builds:
+                raise ValueError(f"--build {text}: the name {name} is given twice")
+            builds[name] = flags
+    except ValueError as e:
+        p.error(str(e))
+    args.builds = builds
+    if not builds:
+        p.error("--build: give at least one, e.g. --build base=")
+    if args.dtype not in (None, "fp16", "bf16"):
+        p.error(f"--dtype {args.dtype}: must be fp16 or bf16")
+    if args.rounds < 1:
+        p.error(f"--rounds {args.rounds}: must be at least 1")
+    if not args.dry_run and not args.out:
+        p.error("--out: required unless --dry-run")
+    return args
+
+
+def select_cases(manifest, dtype=None):
+    """kernel.yml's cases, then its ci_cases, those of `dtype` when given: [{"id", "params"}]."""
+    return [{"id": c.id, "params": c.params} for c in (*manifest.cases, *manifest.ci_cases) if dtype in (None, c.params["dtype"])]
+
+
+def build(name, flags, manifest, workdir, nvcc, cuobjdump):
+    """One build of the variant's sources with `flags` added; the record says what ptxas said, per
+    instance (fp16, bf16)."""
+    spec = next(v for v in manifest.variants if v["name"] == VARIANT)["build"]
+    sources = [str(MANIFEST.parent / s) for s in spec["sources"]]
+    library = str(Path(workdir) / f"bsr_wgmma_ws_{name}.so")
+    cmd = [nvcc, *fx.NVCC_ARGS, *spec.get("flags", []), "-Xptxas", "-v", *flags, "-o", library, *sources]
+    record = {"name": name, "flags": flags, "command": " ".join(cmd)}
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    record["seconds"] = round(time.monotonic() - start, 1)
+    log = proc.stdout + proc.stderr
+    instances, record["warnings"] = fx.parse_ptxas(log)
+    for inst in instances:
+        m = INSTANCE.search(inst["instance"])
+        if m:
+            inst["instance"] = DTYPE_OF[m.group(1)]
+    record["instances"] = instances
+    if proc.returncode != 0:
+        errors = [line for line in log.splitlines() if "error" in line][:2]
+        record.update(ok=False, error=f"nvcc exited with {proc.returncode}: {' | '.join(errors or log.splitlines()[-5:])}")
+        return record
+    record.update(ok=True, library=library)
+    if cuobjdump:
+        record["sass"] = fx.sass_counts(cuobjdump, library)
+    return record
+
+
+def check(torch, fn, inputs, params, out, tolerance, what):
+    """rel L2 and max |error| of one call's output against the harness's oracle (fp32)."""
+    from kernels.bsr_gemm import bench
+
+    out.fill_(float("nan"))
+    result = fn(inputs, out)
+    done = torch.cuda.Event()
+    done.record()
+    fx.wait(torch, done, what)
+    ref = bench.oracle(inputs, params)
+    err = result.float() - ref
+    den = float(ref.square().sum())
+    rel = math.sqrt(float(err.square().sum()) / den) if den > 0 else float("inf")
+    ok = math.isfinite(rel) and rel <= tolerance
+    return {"rel_l2": rel, "max_abs": float(err.abs().max()), "tolerance": tolerance, "ok": ok}
+
+
+def run_case(torch, case, builds, manifest, args, failures):
+    from kernels.bsr_gemm import bench, cuda_variants
+
+    params, cid = case["params"], case["id"]
+    tolerance = float(manifest.tolerance[params["dtype"]]["rel_l2"])
+    inputs = bench.make_inputs(params, SEED, "cuda")
+    out = bench.output_like(inputs, params)
+    useful = bench.work(params)["flops"]
+    dense = 2.0 * params["M"] * params["N"] * params["K"]
+    record = {"id": cid, "params": params, "useful_flops": useful, "dense_flops": dense, "checks": {}, "timing": {}}
+    runners = []
+    candidates = [(b["name"], cuda_variants.VARIANTS[VARIANT], fx.LibraryCtx(b["library"])) for b in builds if b["ok"]]
+    candidates.append((REFERENCE, bench.VARIANTS[REFERENCE], fx.LibraryCtx(None)))
+    for name, factory, ctx in candidates:
+        try:
+            fn = factory(params, ctx)
+            result = check(torch, fn, inputs, params, out, tolerance, f"{cid}: {name}")
+        except TimeoutError:
+            raise  # the GPU may be stuck: run_gpu stops the run
+        except Exception as e:  # a refused case, a refused launch, an illegal address
+            result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        record["checks"][name] = result
+        if result["ok"]:
+            runners.append((name, fn))
+        else:
+            why = result.get("error") or f"rel_l2 {result['rel_l2']:.3g} > {tolerance:g}"
+            failures.append(f"{cid}: {name}: check failed: {why}")
+            print(failures[-1], flush=True)
+    if any(name == REFERENCE for name, _ in runners):
+        record["timing"] = fx.time_runners(torch, runners, inputs, out, args, cid)
+        ref_ms = record["timing"][REFERENCE]["median_ms"]
+        ref_rate = dense / (ref_ms * 1e-3)
+        for name, t in record["timing"].items():
+            flops = dense if name == REFERENCE else useful
+            t["tflops"] = flops / (t["median_ms"] * 1e-3) / 1e12
+            t["per_useful_flop_vs_cublas"] = (useful / (t["median_ms"] * 1e-3)) / ref_rate if name != REFERENCE else 1.0
+            t["wall_vs_cublas"] = ref_ms / t["median_ms"]
+            rel = record["checks"][name]["rel_l2"]
+            print(f"{cid}: {name:<13} {t['median_ms']:9.4f} ms {t['tflops']:7.1f} TFLOPS "
+                  f"{t['per_useful_flop_vs_cublas']:6.3f}x cuBLAS per useful FLOP, {t['wall_vs_cublas']:6.3f}x in wall clock "
+                  f"(rel_l2 {rel:.2e})", flush=True)
+    del inputs, out
+    torch.cuda.empty_cache()
+    return record
+
+
+def main(argv):
+    args = parse_args(argv)
+    manifest = load_manifest(str(MANIFEST))
+    nvcc = fx.find_nvcc()
+    if nvcc is None:
+        print("bsr-experiment.py: nvcc not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin", file=sys.stderr)
+        return 2
+    utc = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    doc = {"tool": "scripts/bsr-experiment.py", "argv": argv, "utc": utc, "dry_run": args.dry_run}
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="bsr-experiment-") as workdir:
+        cuobjdump = fx.find_cuobjdump()
+        with ThreadPoolExecutor(max_workers=max(1, min(len(args.builds), os.cpu_count() or 1))) as pool:
+            jobs = [pool.submit(build, name, flags, manifest, workdir, nvcc, cuobjdump) for name, flags in args.builds.items()]
+            builds = [j.result() for j in jobs]
+        for b in builds:
+            fx.print_build(b)
+            if not b["ok"]:
+                failures.append(f"build {b['name']}: {b['error']}")
+        doc.update(builds=builds, failures=failures)
+        if not args.dry_run:
+            run_gpu(args, builds, manifest, doc, failures)
+        fx.write(args.out, doc)
+    return 1 if failures else 0
+
+
+def run_gpu(args, builds, manifest, doc, failures):
+    import torch
+
+    doc["gpu"] = fx.gpu_facts() | {"torch_name": torch.cuda.get_device_name(0)}
+    doc["torch"] = torch.__version__
+    doc["cases"] = []
+    for case in select_cases(manifest, args.dtype):
+        try:
+            doc["cases"].append(run_case(torch, case, builds, manifest, args, failures))
+        except TimeoutError as e:
+            failures.append(str(e))
+            print(f"{e}; stopping (the GPU may be stuck: nothing after this ran)", flush=True)
+            fx.write(args.out, doc)
+            os._exit(3)  # a hung kernel cannot be interrupted; leaving the process frees the GPU
+        fx.write(args.out, doc)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

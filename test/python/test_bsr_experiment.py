@@ -1,0 +1,135 @@
+"""scripts/bsr-experiment.py on the CPU: its argument errors name the bad value, its cases are the
+manifest's (cases, then ci_cases), ptxas's report is read per instance (fp16, bf16), a build whose
+output is off fails its check and is left out of the timing (run_case on the CPU, CUDA events stood
+in for), and with --dry-run (nvcc, no GPU) the default and the grouped tile order
+(-DKG_BSR_GROUP_ROWS=32) compile alike, while a negative group fails alone with the static_assert's
+reason."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+from conftest import REPO
+from kernelgate_harness.manifest import load_manifest
+
+SCRIPT = os.path.join(REPO, "scripts", "bsr-experiment.py")
+spec = importlib.util.spec_from_file_location("bsr_experiment", SCRIPT)
+bx = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bx)
+
+
+def run(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--build", "g"], "--build g: expected NAME=FLAGS"),
+        (["--build", "g=KG_BSR_GROUP_ROWS=32"], "--build g=KG_BSR_GROUP_ROWS=32: flag 'KG_BSR_GROUP_ROWS=32' must start with '-' (e.g. -DKG_FA_STAGES=3)"),
+        (["--build", "a=", "--build", "a=-DX"], "--build a=-DX: the name a is given twice"),
+        (["--build", "a=", "--dtype", "fp8", "--dry-run"], "--dtype fp8: must be fp16 or bf16"),
+        (["--build", "a=", "--rounds", "0", "--out", "x.json"], "--rounds 0: must be at least 1"),
+        (["--build", "a="], "--out: required unless --dry-run"),
+        (["--dry-run"], "--build: give at least one, e.g. --build base="),
+    ],
+)
+def test_argument_errors_name_the_bad_value(args, message):
+    r = run(*args)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == f"bsr-experiment.py: error: {message}"
+
+
+def test_the_cases_are_the_manifests_cases_then_its_ci_cases():
+    manifest = load_manifest(str(bx.MANIFEST))
+    cases = bx.select_cases(manifest)
+    assert [c["id"] for c in cases] == [c.id for c in manifest.cases] + [c.id for c in manifest.ci_cases]
+    assert cases[0]["id"] == "dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16"
+    bf16 = bx.select_cases(manifest, "bf16")
+    assert bf16 and all(c["params"]["dtype"] == "bf16" for c in bf16)
+    assert len(bf16) + len(bx.select_cases(manifest, "fp16")) == len(cases)
+
+
+def test_the_instances_are_named_by_their_dtype():
+    name = "_ZN45_GLOBAL__N__0d1b2c3a_15_bsr_wgmma_ws_cu_12345678019bsr_wgmma_ws_kernelI13__nv_bfloat16EEv14CUtensorMap_stS1_PKiPT_iiiii"
+    instances, _ = bx.fx.parse_ptxas(f"ptxas info    : Compiling entry function '{name}' for 'sm_90a'\nptxas info    : Used 155 registers")
+    m = bx.INSTANCE.search(instances[0]["instance"])
+    assert m and bx.DTYPE_OF[m.group(1)] == "bf16"
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory):
+    if bx.fx.find_nvcc() is None:
+        pytest.skip("nvcc is not installed")
+    out = tmp_path_factory.mktemp("bsr") / "bsr.json"
+    r = run("--dry-run", "--build", "base=", "--build", "g32=-DKG_BSR_GROUP_ROWS=32", "--build", "neg=-DKG_BSR_GROUP_ROWS=-1", "--out", str(out))
+    return r, json.loads(out.read_text())
+
+
+def test_the_grouped_order_compiles_as_the_default_does_and_a_negative_group_fails_alone(dry_run):
+    r, doc = dry_run
+    assert r.returncode == 1  # one build failed; the other two went on
+    builds = {b["name"]: b for b in doc["builds"]}
+    for name in ("base", "g32"):
+        b = builds[name]
+        assert b["ok"], b.get("error")
+        assert b["warnings"] == []
+        assert sorted(i["instance"] for i in b["instances"]) == ["bf16", "fp16"]
+        for inst in b["instances"]:
+            assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst
+    # the order is two integer divisions per tile: the same registers as the default
+    assert [i["registers"] for i in builds["g32"]["instances"]] == [i["registers"] for i in builds["base"]["instances"]]
+    neg = builds["neg"]
+    assert not neg["ok"] and "static assertion failed" in neg["error"] and "KG_BSR_GROUP_ROWS: 0 (all block rows)" in neg["error"]
+    assert doc["failures"] == [f"build neg: {neg['error']}"]
+    assert "gpu" not in doc and "cases" not in doc
+    if "sass" in builds["base"]:
+        assert builds["g32"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] > 0
+        assert builds["g32"]["sass"]["UTMALDG"] == builds["base"]["sass"]["UTMALDG"] > 0
+        assert builds["g32"]["sass"]["LDL"] == builds["g32"]["sass"]["STL"] == 0
+
+
+def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):
+    """run_case on the CPU: the builds are the fp32 product written to the fp16 output, one of them
+    shifted by 1; the oracle, the tolerance (kernel.yml's), the rounds and both ratios are the script's."""
+    from test_fa_experiment import Event  # torch.cuda.Event on the CPU
+
+    from kernels.bsr_gemm import bench, cuda_variants
+
+    make_inputs = bench.make_inputs
+    monkeypatch.setattr(bench, "make_inputs", lambda params, seed, device: make_inputs(params, seed, "cpu"))
+
+    def factory(params, ctx):
+        def run(inputs, out):
+            shift = 1.0 if ctx.library(bx.VARIANT) == "shifted.so" else 0.0
+            return out.copy_(inputs["a_dense"].float() @ inputs["b"].float() + shift)
+
+        return run
+
+    monkeypatch.setitem(cuda_variants.VARIANTS, bx.VARIANT, factory)
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event, empty_cache=lambda: None))
+    args = bx.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "3", "--warmup-s", "0"])
+    manifest = load_manifest(str(bx.MANIFEST))
+    case = bx.select_cases(manifest, "fp16")[-1]  # a ci case: 256 x 72 x 512, 2 blocks a row
+    builds = [{"name": "good", "ok": True, "library": "good.so"}, {"name": "shifted", "ok": True, "library": "shifted.so"}]
+    failures = []
+    record = bx.run_case(fake_torch, case, builds, manifest, args, failures)
+    assert record["checks"]["good"]["ok"] and record["checks"]["good"]["tolerance"] == 2.0e-3
+    assert not record["checks"]["shifted"]["ok"] and record["checks"]["shifted"]["rel_l2"] > 2.0e-3
+    assert failures == [f"{case['id']}: shifted: check failed: rel_l2 {record['checks']['shifted']['rel_l2']:.3g} > 0.002"]
+    assert sorted(record["timing"]) == ["cublas_dense", "good"]
+    assert [len(t["samples_ms"]) for t in record["timing"].values()] == [3, 3]
+    p = case["params"]
+    assert record["dense_flops"] == 2 * p["M"] * p["N"] * p["K"]
+    assert record["useful_flops"] == 2 * (p["M"] // 128) * p["topk"] * 128 * 128 * p["N"]
+    t, ref = record["timing"]["good"], record["timing"]["cublas_dense"]
+    assert ref["per_useful_flop_vs_cublas"] == 1.0 and ref["wall_vs_cublas"] == 1.0
+    assert t["wall_vs_cublas"] == pytest.approx(ref["median_ms"] / t["median_ms"])
+    # per useful FLOP: our rate on the non-zero blocks over cuBLAS's on all of them
+    assert t["per_useful_flop_vs_cublas"] == pytest.approx(t["wall_vs_cublas"] * record["useful_flops"] / record["dense_flops"])
+    assert failures[0] in capsys.readouterr().out
