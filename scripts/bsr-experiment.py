@@ -16,16 +16,12 @@ are not registered variants: the action never runs this.
 """
 
 import argparse
-import datetime
 import importlib.util
 import math
-import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,30 +45,11 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="bsr-experiment.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--build", action="append", default=[], metavar="NAME=FLAGS", help="a build of bsr_wgmma_ws.cu: NAME=-DA=1,-DB=2 (repeatable)")
     p.add_argument("--dtype", help="only the cases of this dtype: fp16 or bf16")
-    p.add_argument("--rounds", type=int, default=30, help="timed rounds per case (default 30)")
-    p.add_argument("--warmup-s", type=float, default=1.0, help="warm-up of each build and cuBLAS on its first call of a case (default 1 s)")
-    p.add_argument("--burst-ms", type=float, default=20.0, help="about how long one timed burst of calls lasts (default 20 ms)")
-    p.add_argument("--out", help="the JSON to write (required unless --dry-run)")
-    p.add_argument("--dry-run", action="store_true", help="build only: no GPU, no checks, no timing")
+    fx.add_run_arguments(p, "cuBLAS")
     args = p.parse_args(argv)
-    builds = {}
-    try:
-        for text in args.build:
-            name, flags = fx.parse_build(text)
-            if name in builds:
-                raise ValueError(f"--build {text}: the name {name} is given twice")
-            builds[name] = flags
-    except ValueError as e:
-        p.error(str(e))
-    args.builds = builds
-    if not builds:
-        p.error("--build: give at least one, e.g. --build base=")
     if args.dtype not in (None, "fp16", "bf16"):
         p.error(f"--dtype {args.dtype}: must be fp16 or bf16")
-    if args.rounds < 1:
-        p.error(f"--rounds {args.rounds}: must be at least 1")
-    if not args.dry_run and not args.out:
-        p.error("--out: required unless --dry-run")
+    fx.read_builds(p, args)
     return args
 
 
@@ -136,24 +113,12 @@ def run_case(torch, case, builds, manifest, args, failures):
     useful = bench.work(params)["flops"]
     dense = 2.0 * params["M"] * params["N"] * params["K"]
     record = {"id": cid, "params": params, "useful_flops": useful, "dense_flops": dense, "checks": {}, "timing": {}}
-    runners = []
     candidates = [(b["name"], cuda_variants.VARIANTS[VARIANT], fx.LibraryCtx(b["library"])) for b in builds if b["ok"]]
     candidates.append((REFERENCE, bench.VARIANTS[REFERENCE], fx.LibraryCtx(None)))
-    for name, factory, ctx in candidates:
-        try:
-            fn = factory(params, ctx)
-            result = check(torch, fn, inputs, params, out, tolerance, f"{cid}: {name}")
-        except TimeoutError:
-            raise  # the GPU may be stuck: run_gpu stops the run
-        except Exception as e:  # a refused case, a refused launch, an illegal address
-            result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-        record["checks"][name] = result
-        if result["ok"]:
-            runners.append((name, fn))
-        else:
-            why = result.get("error") or f"rel_l2 {result['rel_l2']:.3g} > {tolerance:g}"
-            failures.append(f"{cid}: {name}: check failed: {why}")
-            print(failures[-1], flush=True)
+    def check_one(fn, name, inputs=inputs, out=out):
+        return check(torch, fn, inputs, params, out, tolerance, f"{cid}: {name}")
+
+    runners = fx.check_candidates(candidates, params, cid, tolerance, check_one, record, failures)
     if any(name == REFERENCE for name, _ in runners):
         record["timing"] = fx.time_runners(torch, runners, inputs, out, args, cid)
         ref_ms = record["timing"][REFERENCE]["median_ms"]
@@ -175,44 +140,7 @@ def run_case(torch, case, builds, manifest, args, failures):
 def main(argv):
     args = parse_args(argv)
     manifest = load_manifest(str(MANIFEST))
-    nvcc = fx.find_nvcc()
-    if nvcc is None:
-        print("bsr-experiment.py: nvcc not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin", file=sys.stderr)
-        return 2
-    utc = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    doc = {"tool": "scripts/bsr-experiment.py", "argv": argv, "utc": utc, "dry_run": args.dry_run}
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="bsr-experiment-") as workdir:
-        cuobjdump = fx.find_cuobjdump()
-        with ThreadPoolExecutor(max_workers=max(1, min(len(args.builds), os.cpu_count() or 1))) as pool:
-            jobs = [pool.submit(build, name, flags, manifest, workdir, nvcc, cuobjdump) for name, flags in args.builds.items()]
-            builds = [j.result() for j in jobs]
-        for b in builds:
-            fx.print_build(b)
-            if not b["ok"]:
-                failures.append(f"build {b['name']}: {b['error']}")
-        doc.update(builds=builds, failures=failures)
-        if not args.dry_run:
-            run_gpu(args, builds, manifest, doc, failures)
-        fx.write(args.out, doc)
-    return 1 if failures else 0
-
-
-def run_gpu(args, builds, manifest, doc, failures):
-    import torch
-
-    doc["gpu"] = fx.gpu_facts() | {"torch_name": torch.cuda.get_device_name(0)}
-    doc["torch"] = torch.__version__
-    doc["cases"] = []
-    for case in select_cases(manifest, args.dtype):
-        try:
-            doc["cases"].append(run_case(torch, case, builds, manifest, args, failures))
-        except TimeoutError as e:
-            failures.append(str(e))
-            print(f"{e}; stopping (the GPU may be stuck: nothing after this ran)", flush=True)
-            fx.write(args.out, doc)
-            os._exit(3)  # a hung kernel cannot be interrupted; leaving the process frees the GPU
-        fx.write(args.out, doc)
+    return fx.run_experiment("bsr-experiment.py", argv, args, manifest, build, select_cases(manifest, args.dtype), run_case)
 
 
 if __name__ == "__main__":

@@ -79,30 +79,44 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="fa-experiment.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--build", action="append", default=[], metavar="NAME=FLAGS", help="a build of fa_wgmma.cu: NAME=-DA=1,-DB=2 (repeatable)")
     p.add_argument("--cases", metavar="KEY=VALUE,...", help="narrow dtype, D, causal, e.g. dtype=fp16,D=128,causal=false")
+    add_run_arguments(p, "SDPA")
+    args = p.parse_args(argv)
+    read_builds(p, args)
+    try:
+        args.wanted = parse_cases(args.cases) if args.cases else {}
+    except ValueError as e:
+        p.error(str(e))
+    return args
+
+
+def add_run_arguments(p, reference):
+    """The options every experiment script shares: rounds, warm-up, burst, --out, --dry-run."""
     p.add_argument("--rounds", type=int, default=30, help="timed rounds per case (default 30)")
-    p.add_argument("--warmup-s", type=float, default=1.0, help="warm-up of each build and SDPA on its first call of a case (default 1 s)")
+    p.add_argument("--warmup-s", type=float, default=1.0, help=f"warm-up of each build and {reference} on its first call of a case (default 1 s)")
     p.add_argument("--burst-ms", type=float, default=20.0, help="about how long one timed burst of calls lasts (default 20 ms)")
     p.add_argument("--out", help="the JSON to write (required unless --dry-run)")
     p.add_argument("--dry-run", action="store_true", help="build only: no GPU, no checks, no timing")
-    args = p.parse_args(argv)
+
+
+def read_builds(p, args):
+    """args.builds ({NAME: [flags]}) from the --build options, and the checks every experiment
+    script shares; a bad value ends the run with argparse's error naming it."""
+    builds = {}
     try:
-        builds = {}
         for text in args.build:
             name, flags = parse_build(text)
             if name in builds:
                 raise ValueError(f"--build {text}: the name {name} is given twice")
             builds[name] = flags
-        args.builds = builds
-        args.wanted = parse_cases(args.cases) if args.cases else {}
     except ValueError as e:
         p.error(str(e))
+    args.builds = builds
     if not builds:
         p.error("--build: give at least one, e.g. --build base=")
     if args.rounds < 1:
         p.error(f"--rounds {args.rounds}: must be at least 1")
     if not args.dry_run and not args.out:
         p.error("--out: required unless --dry-run")
-    return args
 
 
 def select_cases(wanted):
@@ -293,6 +307,29 @@ def gpu_facts():
     return dict(zip(fields.split(","), (v.strip() for v in first.split(",")), strict=False)) | {"nvidia_smi_rc": out.returncode}
 
 
+def check_candidates(candidates, params, cid, tolerance, check_one, record, failures):
+    """Makes each candidate's runner (factory(params, ctx)) and checks one call of it (check_one(fn,
+    name): the check's record, into record["checks"]); a failure is printed and added to `failures`.
+    The runners that passed, in order. A TimeoutError (a hang) goes up: run_gpu stops the run."""
+    runners = []
+    for name, factory, ctx in candidates:
+        try:
+            fn = factory(params, ctx)
+            result = check_one(fn, name)
+        except TimeoutError:
+            raise
+        except Exception as e:  # a refused case or launch, an illegal address: that build's failure on this case
+            result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        record["checks"][name] = result
+        if result["ok"]:
+            runners.append((name, fn))
+        else:
+            why = result.get("error") or f"rel_l2 {result['rel_l2']:.3g} > {tolerance:g}"
+            failures.append(f"{cid}: {name}: check failed: {why}")
+            print(failures[-1], flush=True)
+    return runners
+
+
 def run_case(torch, case, builds, manifest, args, failures):
     from kernels.attention import bench, cuda_variants
 
@@ -302,26 +339,13 @@ def run_case(torch, case, builds, manifest, args, failures):
     out = torch.empty_like(inputs["q"])
     flops = bench.work(params)["flops"]
     record = {"id": cid, "params": params, "flops": flops, "checks": {}, "timing": {}}
-    runners = []
     checked = {**inputs, "causal": params["causal"]}
     # factories, made inside the try: loading a library can fail as much as running it
     candidates = [(b["name"], cuda_variants.cuda_fa_wgmma, LibraryCtx(b["library"])) for b in builds if b["ok"]]
     candidates.append(("sdpa_default", bench.VARIANTS["sdpa_default"], LibraryCtx(None)))
-    for name, factory, ctx in candidates:
-        try:
-            fn = factory(params, ctx)
-            result = check(torch, fn, checked, out, tolerance, f"{cid}: {name}")
-        except TimeoutError:
-            raise  # the GPU may be stuck: run_gpu stops the run
-        except Exception as e:  # a refused launch, an illegal address: that build's failure on this case
-            result = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-        record["checks"][name] = result
-        if result["ok"]:
-            runners.append((name, fn))
-        else:
-            why = result.get("error") or f"rel_l2 {result['rel_l2']:.3g} > {tolerance:g}"
-            failures.append(f"{cid}: {name}: check failed: {why}")
-            print(failures[-1], flush=True)
+    runners = check_candidates(
+        candidates, params, cid, tolerance, lambda fn, name, out=out: check(torch, fn, checked, out, tolerance, f"{cid}: {name}"), record, failures
+    )
     if any(name == "sdpa_default" for name, _ in runners):
         record["timing"] = time_runners(torch, runners, inputs, out, args, cid)
         ref_ms = record["timing"]["sdpa_default"]["median_ms"]
@@ -347,17 +371,24 @@ def write(path, doc):
 def main(argv):
     args = parse_args(argv)
     manifest = load_manifest(str(MANIFEST))
+    return run_experiment("fa-experiment.py", argv, args, manifest, build, select_cases(args.wanted), run_case)
+
+
+def run_experiment(tool, argv, args, manifest, build_one, cases, run_one):
+    """The builds (build_one, in parallel), then, unless --dry-run, each case on the GPU (run_one);
+    the JSON written after each case. 1 when a build or a check failed, 2 without nvcc; a hang
+    ends the process (exit status 3)."""
     nvcc = find_nvcc()
     if nvcc is None:
-        print("fa-experiment.py: nvcc not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin", file=sys.stderr)
+        print(f"{tool}: nvcc not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin", file=sys.stderr)
         return 2
     utc = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    doc = {"tool": "scripts/fa-experiment.py", "argv": argv, "utc": utc, "dry_run": args.dry_run}
+    doc = {"tool": f"scripts/{tool}", "argv": argv, "utc": utc, "dry_run": args.dry_run}
     failures = []
-    with tempfile.TemporaryDirectory(prefix="fa-experiment-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=tool.removesuffix(".py") + "-") as workdir:
         cuobjdump = find_cuobjdump()
         with ThreadPoolExecutor(max_workers=max(1, min(len(args.builds), os.cpu_count() or 1))) as pool:
-            jobs = [pool.submit(build, name, flags, manifest, workdir, nvcc, cuobjdump) for name, flags in args.builds.items()]
+            jobs = [pool.submit(build_one, name, flags, manifest, workdir, nvcc, cuobjdump) for name, flags in args.builds.items()]
             builds = [j.result() for j in jobs]
         for b in builds:
             print_build(b)
@@ -365,20 +396,20 @@ def main(argv):
                 failures.append(f"build {b['name']}: {b['error']}")
         doc.update(builds=builds, failures=failures)
         if not args.dry_run:
-            run_gpu(args, builds, manifest, doc, failures)
+            run_gpu(args, builds, manifest, doc, failures, cases, run_one)
         write(args.out, doc)
     return 1 if failures else 0
 
 
-def run_gpu(args, builds, manifest, doc, failures):
+def run_gpu(args, builds, manifest, doc, failures, cases, run_one):
     import torch
 
     doc["gpu"] = gpu_facts() | {"torch_name": torch.cuda.get_device_name(0)}
     doc["torch"] = torch.__version__
     doc["cases"] = []
-    for case in select_cases(args.wanted):
+    for case in cases:
         try:
-            doc["cases"].append(run_case(torch, case, builds, manifest, args, failures))
+            doc["cases"].append(run_one(torch, case, builds, manifest, args, failures))
         except TimeoutError as e:
             failures.append(str(e))
             print(f"{e}; stopping (the GPU may be stuck: nothing after this ran)", flush=True)

@@ -11,10 +11,9 @@ import json
 import os
 import subprocess
 import sys
-import time
-import types
 
 import pytest
+from experiment_support import on_the_cpu
 
 from conftest import REPO
 from kernelgate_harness.manifest import load_manifest
@@ -173,32 +172,14 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
         assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
 
 
-class Event:
-    """torch.cuda.Event on the CPU: done at once, timed by the wall clock."""
-
-    def __init__(self, enable_timing=False):
-        self.t = None
-
-    def record(self):
-        self.t = time.perf_counter()
-
-    def query(self):
-        return True
-
-    def elapsed_time(self, other):
-        return 1000 * (other.t - self.t)
-
-
 def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):
     """run_case on the CPU: the builds are SDPA in fp32 written to the fp16 output, one of them
     shifted by 0.1; the reference, the tolerance (kernel.yml's), the rounds and the ratio are the script's."""
-    import torch
     import torch.nn.functional as F
 
     from kernels.attention import bench, cuda_variants
 
-    make_inputs = bench.make_inputs
-    monkeypatch.setattr(bench, "make_inputs", lambda params, seed, device: make_inputs(params, seed, "cpu"))
+    fake_torch = on_the_cpu(monkeypatch, bench)
 
     def factory(params, ctx):
         def run(inputs, out):
@@ -208,7 +189,6 @@ def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed
         return run
 
     monkeypatch.setattr(cuda_variants, "cuda_fa_wgmma", factory)
-    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event, empty_cache=lambda: None), empty_like=torch.empty_like)
     args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "3", "--warmup-s", "0"])
     case = fa.select_cases(fa.parse_cases("dtype=fp16,D=64,causal=true"))[-1]  # the S77 tail
     builds = [{"name": "good", "ok": True, "library": "good.so"}, {"name": "shifted", "ok": True, "library": "shifted.so"}]
