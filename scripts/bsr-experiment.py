@@ -19,9 +19,7 @@ import argparse
 import importlib.util
 import math
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +36,7 @@ VARIANT = "cuda_bsr_wgmma_ws"  # whose build section (sources, flags) and entry 
 REFERENCE = "cublas_dense"
 SEED = 0
 INSTANCE = re.compile(r"bsr_wgmma_ws_kernelI(6__half|13__nv_bfloat16)E")
-DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
+DTYPE_OF = fx.DTYPE_OF  # the mangled dtype template argument: fp16, bf16
 
 
 def parse_args(argv):
@@ -58,32 +56,15 @@ def select_cases(manifest, dtype=None):
     return [{"id": c.id, "params": c.params} for c in (*manifest.cases, *manifest.ci_cases) if dtype in (None, c.params["dtype"])]
 
 
+def bsr_label(mangled):
+    """A bsr_wgmma_ws_kernel instance's dtype ('fp16', 'bf16'), or the mangled name of another function."""
+    m = INSTANCE.search(mangled)
+    return DTYPE_OF[m.group(1)] if m else mangled
+
+
 def build(name, flags, manifest, workdir, nvcc, cuobjdump):
-    """One build of the variant's sources with `flags` added; the record says what ptxas said, per
-    instance (fp16, bf16)."""
-    spec = next(v for v in manifest.variants if v["name"] == VARIANT)["build"]
-    sources = [str(MANIFEST.parent / s) for s in spec["sources"]]
-    library = str(Path(workdir) / f"bsr_wgmma_ws_{name}.so")
-    cmd = [nvcc, *fx.NVCC_ARGS, *spec.get("flags", []), "-Xptxas", "-v", *flags, "-o", library, *sources]
-    record = {"name": name, "flags": flags, "command": " ".join(cmd)}
-    start = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    record["seconds"] = round(time.monotonic() - start, 1)
-    log = proc.stdout + proc.stderr
-    instances, record["warnings"] = fx.parse_ptxas(log)
-    for inst in instances:
-        m = INSTANCE.search(inst["instance"])
-        if m:
-            inst["instance"] = DTYPE_OF[m.group(1)]
-    record["instances"] = instances
-    if proc.returncode != 0:
-        errors = [line for line in log.splitlines() if "error" in line][:2]
-        record.update(ok=False, error=f"nvcc exited with {proc.returncode}: {' | '.join(errors or log.splitlines()[-5:])}")
-        return record
-    record.update(ok=True, library=library)
-    if cuobjdump:
-        record["sass"] = fx.sass_counts(cuobjdump, library)
-    return record
+    """One build of bsr_wgmma_ws.cu with `flags` added (fa-experiment.py's build_variant)."""
+    return fx.build_variant(MANIFEST, VARIANT, bsr_label, name, flags, manifest, workdir, nvcc, cuobjdump)
 
 
 def check(torch, fn, inputs, params, out, tolerance, what):

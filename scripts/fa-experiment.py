@@ -158,16 +158,20 @@ def instance_label(inst):
     return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}"
 
 
-def parse_ptxas(log):
-    """Per kernel instance (fp16/bf16, D, causal): registers, stack, spills from `-Xptxas -v`; and
-    every ptxas warning line (C7514 "wgmma serialized" and kin)."""
+def fa_label(mangled):
+    """An fa_wgmma_kernel instance's label (instance_label), or the mangled name of another function."""
+    inst = INSTANCE.search(mangled)
+    return instance_label(inst) if inst else mangled
+
+
+def parse_ptxas(log, label=fa_label):
+    """Per kernel instance (named by label(its mangled name)): registers, stack, spills from
+    `-Xptxas -v`; and every ptxas warning line (C7514 "wgmma serialized" and kin)."""
     instances, current = [], None
     for line in log.splitlines():
         m = re.search(r"Compiling entry function '([^']+)'", line)
         if m:
-            inst = INSTANCE.search(m.group(1))
-            label = instance_label(inst) if inst else m.group(1)
-            current = {"instance": label}
+            current = {"instance": label(m.group(1))}
             instances.append(current)
             continue
         m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
@@ -187,17 +191,24 @@ def sass_counts(cuobjdump, library):
 
 
 def build(name, flags, manifest, workdir, nvcc, cuobjdump):
-    """One build of the variant's sources with `flags` added; the record says what ptxas said."""
-    spec = next(v for v in manifest.variants if v["name"] == VARIANT)["build"]
-    sources = [str(MANIFEST.parent / s) for s in spec["sources"]]
-    library = str(Path(workdir) / f"fa_wgmma_{name}.so")
+    """One build of fa_wgmma.cu with `flags` added (build_variant)."""
+    return build_variant(MANIFEST, VARIANT, fa_label, name, flags, manifest, workdir, nvcc, cuobjdump)
+
+
+def build_variant(manifest_path, variant, label, name, flags, manifest, workdir, nvcc, cuobjdump):
+    """One build of `variant`'s sources (its build section in the kernel.yml at manifest_path) with
+    `flags` added, as the build stage builds it; the record says what ptxas said per instance
+    (parse_ptxas, each named by `label`), and the SASS's counts when cuobjdump is there."""
+    spec = next(v for v in manifest.variants if v["name"] == variant)["build"]
+    sources = [str(Path(manifest_path).parent / s) for s in spec["sources"]]
+    library = str(Path(workdir) / f"{variant}_{name}.so")
     cmd = [nvcc, *NVCC_ARGS, *spec.get("flags", []), "-Xptxas", "-v", *flags, "-o", library, *sources]
     record = {"name": name, "flags": flags, "command": " ".join(cmd)}
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     record["seconds"] = round(time.monotonic() - start, 1)
     log = proc.stdout + proc.stderr
-    record["instances"], record["warnings"] = parse_ptxas(log)
+    record["instances"], record["warnings"] = parse_ptxas(log, label)
     if proc.returncode != 0:
         lines = log.splitlines()
         # the first errors, and where the first was instantiated (a static_assert names kD there)

@@ -27,15 +27,11 @@ export function identicalVerified(results: KernelgateResults): string | undefine
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === 'first_seed').length;
   // references left untimed because they differ from the base in the harness alone
   const harness = cases.filter(harnessAlone).length;
+  const all = harness === cases.length;
+  const references = `references whose only difference${all ? ' from the base' : ''} is the harness, which their kernel's A/A control (timed) measures`;
   // all of them: the lead says so (their build and sources are the base's, their harness is not)
-  const lead =
-    harness === cases.length
-      ? "references whose only difference from the base is the harness, which their kernel's A/A control (timed) measures"
-      : 'identical build and sources in base and head';
-  const only =
-    harness && harness < cases.length
-      ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures`
-      : '';
+  const lead = all ? references : 'identical build and sources in base and head';
+  const only = harness && !all ? `; ${harness} of them ${references}` : '';
   return `${lead}, not timed, ${how}${tails ? `; ${plural(tails, 'tail case')} of theirs on the first seed only too` : ''}${only}`;
 }
 
