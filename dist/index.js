@@ -43771,8 +43771,10 @@ function identicalVerified(results) {
   const how = every === 0 ? "verified on the first seed only (`run.verify_identical: first_seed`: their code is the base's, verified on every seed on its push)" : first === 0 ? "verified on every seed" : `verified on the first seed only (${first}) or on every seed (${every})`;
   const tails = (results.tails ?? []).filter((t) => t.identical?.verified === "first_seed").length;
   const harness = cases2.filter(harnessAlone).length;
-  const lead = harness === cases2.length ? "references whose only difference from the base is the harness, which their kernel's A/A control (timed) measures" : "identical build and sources in base and head";
-  const only = harness && harness < cases2.length ? `; ${harness} of them references whose only difference is the harness, which their kernel's A/A control (timed) measures` : "";
+  const all = harness === cases2.length;
+  const references = `references whose only difference${all ? " from the base" : ""} is the harness, which their kernel's A/A control (timed) measures`;
+  const lead = all ? references : "identical build and sources in base and head";
+  const only = harness && !all ? `; ${harness} of them ${references}` : "";
   return `${lead}, not timed, ${how}${tails ? `; ${plural(tails, "tail case")} of theirs on the first seed only too` : ""}${only}`;
 }
 var harnessAlone = (c) => c.identical?.reason !== IDENTICAL_NOTE;
