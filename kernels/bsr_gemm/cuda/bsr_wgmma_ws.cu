@@ -25,8 +25,8 @@
 // one or two 256-column strips of B and each reads its own block row's A blocks, which every strip
 // reads again (A's blocks: 32 MB at 8192³ with 16 of 64 blocks, read once per strip pair). R > 0
 // groups R block rows: the tiles run R block rows fastest, then the strips, group by group, so the
-// CTAs running at once share R rows' A blocks over several strips (R = 32: a quarter of the strip
-// passes over A, at the cost of reading B once per group instead of once).
+// CTAs running at once share R rows' A blocks over several strips, at the cost of reading B once
+// per group instead of once.
 #ifndef KG_BSR_GROUP_ROWS
 #define KG_BSR_GROUP_ROWS 0
 #endif
