@@ -125,3 +125,30 @@ def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed
     # per useful FLOP: our rate on the non-zero blocks over cuBLAS's on all of them
     assert t["per_useful_flop_vs_cublas"] == pytest.approx(t["wall_vs_cublas"] * record["useful_flops"] / record["dense_flops"])
     assert failures[0] in capsys.readouterr().out
+
+
+def test_the_recorded_h100_run_of_the_grouped_tile_order():
+    """Run 97 (NVIDIA H100 80GB HBM3 serial 1753024038151, 2026-11-27, docs/notes/kernel-gaps.md):
+    every build passed its check on all 7 shapes. On the two 8192^3 cases, groups of 32 and 16
+    block rows were 1.006-1.015x as fast as the default order (within what two builds of the same
+    code differ by: the run had no such control), groups of 8 were slower (0.91-0.92x): why
+    KG_BSR_GROUP_ROWS stays 0. The script read cuBLAS at 1.66-1.72 ms there (the harness's push on
+    the same machine minutes before: 1.33-1.34 ms), so its per-useful-FLOP ratios (0.78-0.80x) are
+    the script's, not the harness's (0.64x)."""
+    import gzip
+
+    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run97", "bsr.json.gz")) as f:
+        doc = json.load(f)
+    assert doc["gpu"]["serial"] == "1753024038151" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == ["base", "g32", "g16", "g8"]
+    assert len(doc["cases"]) == 7
+    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    big = [c["timing"] for c in doc["cases"] if c["params"]["M"] == 8192]
+    assert len(big) == 2
+    gain = {g: [t["base"]["median_ms"] / t[g]["median_ms"] for t in big] for g in ("g32", "g16", "g8")}
+    assert all(1.005 < x < 1.016 for g in ("g32", "g16") for x in gain[g])
+    assert all(0.90 < x < 0.93 for x in gain["g8"])
+    assert all(1.65 < t["cublas_dense"]["median_ms"] < 1.73 for t in big)
+    assert all(0.77 < t["base"]["per_useful_flop_vs_cublas"] < 0.79 for t in big)
+    with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
+        assert "#define KG_BSR_GROUP_ROWS 0\n" in f.read()
