@@ -85,6 +85,24 @@ describe('one H100, serial 1753024038151', () => {
     expect(log.match(/triton_fa2 dtype=\w+,B=16,H=96,S=4096,\S+ confirm: .* SLOWER again/g)).toHaveLength(8);
     // cut in the tail cases: no verdict.json, no results
     expect(log).not.toContain('done in');
+    // issue 28's paired figure of fa_wgmma.cu's new defaults (docs/results.md): SDPA default's
+    // median over cuda_fa_wgmma's, head arm, on the eight headline cases
+    const median = new Map<string, number>();
+    for (const m of log.matchAll(
+      /attention\/(\w+) (dtype=\w+,B=16,H=96,S=4096,D=\d+,causal=\w+) PASS rel_l2=\S+ \| ([\d.]+) ms/g,
+    ))
+      median.set(`${m[1]} ${m[2]}`, Number(m[3]));
+    const ratio = [...median.keys()]
+      .filter((k) => k.startsWith('cuda_fa_wgmma '))
+      .map((k) => {
+        const id = k.split(' ')[1];
+        const ours = Math.min(
+          ...['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => median.get(`${v} ${id}`)!),
+        );
+        expect(ours).toBe(median.get(k)); // cuda_fa_wgmma our fastest on each
+        return Number((median.get(`sdpa_default ${id}`)! / ours).toFixed(3));
+      });
+    expect(ratio).toEqual([0.99, 0.982, 1.032, 0.974, 0.99, 0.982, 1.055, 0.965]);
   });
 });
 
