@@ -808,6 +808,37 @@ describe('the time of each stage', () => {
     );
   });
 
+  it("adds what each variant's checks took, the three most by name and the rest summed", () => {
+    // seconds per case (correctness.seconds); the line sums them over each variant's cases:
+    // attention's variants have 26 cases here, bsr_gemm's 3, gemm/cublas 2
+    const withChecks = (spent: Record<string, number>) => ({
+      ...slow2,
+      run: { ...slow2.run, stage_seconds: { harness: 60, verify: 30 } },
+      cases: slow2.cases.map((c) =>
+        c.correctness && `${c.kernel}/${c.variant}` in spent
+          ? { ...c, correctness: { ...c.correctness, seconds: spent[`${c.kernel}/${c.variant}`] } }
+          : c,
+      ),
+    });
+    expect(
+      stagesLine(
+        withChecks({
+          'attention/triton_fa2': 0.5,
+          'attention/cublas_attn': 0.3,
+          'attention/cuda_fa2': 0.2,
+          'bsr_gemm/triton_bsr': 0.1,
+          'gemm/cublas': 0.3,
+        }),
+      ),
+    ).toBe(
+      'GPU-seconds of each stage (60 s in all): harness 60 s (verify 30 s; checks by variant: ' +
+        'attention/triton\\_fa2 13 s, attention/cublas\\_attn 8 s, attention/cuda\\_fa2 5 s, 2 more 1 s).',
+    );
+    expect(stagesLine(withChecks({ 'gemm/cublas': 1.4 }))).toBe(
+      'GPU-seconds of each stage (60 s in all): harness 60 s (verify 30 s; checks by variant: gemm/cublas 3 s).',
+    );
+  });
+
   it('escapes a stage name it does not know', () => {
     const odd = {
       ...slow2,

@@ -97,6 +97,9 @@ class Correctness:
         }
         if tol.get("max_abs") is not None:
             corr["tol_max_abs"] = tol["max_abs"]
+        spent = [c["seconds"] for c in [*checks, *stress] if c.get("seconds") is not None]
+        if spent:
+            corr["seconds"] = round(sum(spent), 3)
         if stress:
             corr["stress"] = [{"name": c["seed"].removeprefix("stress input "), "rel_l2": c["rel_l2"], "max_abs": c["max_abs"]} for c in stress]
         if problems:

@@ -8,6 +8,7 @@ from .arguments import variant_names
 from .manifest import headline_case, matches
 from .paired import HARNESS_ONLY_REASON, IDENTICAL_REASON, PairedCase, attempt, base_reason, change_of, confirm_record, interval_text, no_pairs, untimed
 from .progress import say
+from .verify import verification_split
 
 
 class PairedRunner:
@@ -66,6 +67,9 @@ class PairedRunner:
             if mark is not None and v in only:
                 mark["reason"] = HARNESS_ONLY_REASON
         say(f"{m.name} {case.id}: {pc.time_line()}")
+        split = verification_split(records)
+        if split:
+            say(f"{m.name} {case.id}: {split}")
         if self.args.paired_confirm or self.args.paired_detect_pct > 0:
             # Each variant whose interval cleared the threshold (or, with --paired-detect-pct alone,
             # only its detection threshold), again in fresh worker processes.

@@ -87,6 +87,22 @@ def refused_check(seed, problem, numel):
 
 
 
+# A case's verification split by variant is printed when its variants' checks took this long in all.
+SPLIT_LEAST_S = 1.0
+
+
+def verification_split(records, least_s=SPLIT_LEAST_S):
+    """'verification by variant: triton_fa2 2.1 s, cublas_attn 0.9 s, …' from the case's records
+    (correctness.seconds), the most first; '' when they took less than least_s in all."""
+    spent = sorted(
+        ((rec["correctness"]["seconds"], v) for v, rec in records.items() if rec.get("correctness", {}).get("seconds") is not None),
+        key=lambda sv: (-sv[0], sv[1]),
+    )
+    if not spent or sum(s for s, _ in spent) < least_s:
+        return ""
+    return "verification by variant: " + ", ".join(f"{v} {s:.1f} s" for s, v in spent)
+
+
 def changed_inputs(before, after):
     return sorted({k.split(".")[0] for k in before if after.get(k) != before[k]})
 
@@ -166,6 +182,7 @@ class Verifier:
         for v, run in list(runners.items()):
             if records[v].get("status") == "error":
                 continue
+            t0 = time.perf_counter()
             self.mark(v, f"verify {where}")
             # An identical variant verified on the first seed only has none of the timing's probes.
             probes = v not in self.first_seed_only
@@ -185,6 +202,9 @@ class Verifier:
             written = changed_inputs(before, fingerprint(inputs))
             if check is not None:
                 check["inputs_written"] = written
+                # what this variant's checks cost here (correctness.seconds: where a case's
+                # verification time goes, docs/scaling.md)
+                check["seconds"] = time.perf_counter() - t0
                 into[v].append(check)
             if written:
                 inputs = remake()

@@ -52,6 +52,7 @@ export function stagesLine(results: KernelgateResults, baseline?: KernelgateResu
     byKernel.length
       ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(', ')}`
       : '',
+    checksByVariant(results),
   ]
     .filter(Boolean)
     .join('; ');
@@ -62,6 +63,33 @@ export function stagesLine(results: KernelgateResults, baseline?: KernelgateResu
   parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
   const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
   return `GPU-seconds of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ''}: ${parts.join(' · ')}.${identitySkipped(results, baseline)}`;
+}
+
+/** The variants named one by one in the checks' split; the rest are summed. */
+const CHECKS_NAMED = 3;
+
+/**
+ * "checks by variant: attention/triton_fa2 9 s, attention/cublas_attn 4 s, attention/cuda_fa2 3 s,
+ * 12 more 10 s": what each variant's verification took over the run's cases (their
+ * correctness.seconds, the most first), or '' when the harness recorded none.
+ */
+function checksByVariant(results: KernelgateResults): string {
+  const spent = new Map<string, number>();
+  for (const c of results.cases) {
+    const sec = c.correctness?.seconds;
+    if (sec === undefined) continue;
+    const name = `${c.kernel}/${c.variant}`;
+    spent.set(name, (spent.get(name) ?? 0) + sec);
+  }
+  if (!spent.size) return '';
+  const sorted = [...spent].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const named = sorted
+    .slice(0, CHECKS_NAMED)
+    .map(([name, sec]) => `${escapeMarkdown(name)} ${fixed(sec, 0)} s`);
+  const rest = sorted.slice(CHECKS_NAMED);
+  if (rest.length)
+    named.push(`${rest.length} more ${fixed(rest.reduce((sum, [, sec]) => sum + sec, 0), 0)} s`);
+  return `checks by variant: ${named.join(', ')}`;
 }
 
 /** Opcodes worth a reader's attention in a SASS census: tensor cores, async copies, local memory. */

@@ -481,6 +481,10 @@ export interface Correctness {
    */
   timed_output_rel_l2?: number | null;
   /**
+   * wall seconds this variant's checks took in this case: its runs and their checks on every seed and stress input, probes included; the inputs and the oracle, which the case's variants share, are not
+   */
+  seconds?: number;
+  /**
    * error of the output of a fresh replay of the CUDA graph the variant was timed with
    */
   graph_replay_rel_l2?: number | null;

@@ -123,6 +123,16 @@ def test_the_base_is_verified_on_one_seed_the_head_on_all(paired_run):
     assert "stress" not in c["paired"]["base_correctness"]
 
 
+def test_each_variants_checks_record_what_they_took(paired_run):
+    # correctness.seconds, head and base: every variant of the sleepy kernel sleeps 2 ms or more
+    # per call and its checks call it at least twice per seed
+    for c in paired_run[0]["cases"]:
+        if c["kernel"] != "sleepy" or c["case"] != CASE:
+            continue
+        assert c["correctness"]["seconds"] >= 2 * 2 * 0.002, c["variant"]
+        assert c["paired"]["base_correctness"]["seconds"] >= 2 * 0.002, c["variant"]
+
+
 def test_a_base_that_fails_verification_leaves_the_head_timed_alone(paired_run):
     c = case(paired_run[0], "broken_in_base")
     assert c["status"] == "ok" and c["timing"]["n_samples"] >= 10
