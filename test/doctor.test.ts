@@ -102,6 +102,37 @@ function edit(
 }
 
 describe('runDoctor on the real H200 capture', () => {
+  it('reads nvidia-smi while the Python probe runs, and reports as before', async () => {
+    // nvidia-smi answers only once the probe has started: read one after the other, this never
+    // settles. Diagnostics keep their order (nvidia-smi's, nvcc's, the probe's).
+    // no nvcc and a probe that prints no JSON: a diagnostic from each
+    const machine = {
+      ...(await loadMachine('h200-2026-11-21')),
+      nvccVersion: undefined,
+      probe: 'oops',
+    };
+    const plain = deps(machine);
+    let probeStarted!: () => void;
+    const started = new Promise<void>((resolve) => (probeStarted = resolve));
+    const exec = {
+      async run(command: string, args: string[], options = {}) {
+        if (command === 'nvidia-smi') await started;
+        if (command === 'python3') probeStarted();
+        return plain.exec.run(command, args, options);
+      },
+    };
+    const together = await runDoctor({ ...plain, exec });
+    const apart = await runDoctor(deps(machine));
+    expect(together.environment).toEqual(apart.environment);
+    expect(together.diagnostics).toEqual(apart.diagnostics);
+    expect(together.diagnostics.map((d) => d.code)).toEqual(apart.diagnostics.map((d) => d.code));
+    // nvcc's before the probe's, as when they were read one after the other
+    expect(together.diagnostics.map((d) => d.code)).toEqual([
+      'toolkit.nvcc_not_found',
+      'python.probe_failed',
+    ]);
+  });
+
   it('fills the environment from nvidia-smi, nvcc and the python probe', async () => {
     const report = await runDoctor(deps(await loadMachine('h200-2026-11-21')));
     expect(report.environment).toEqual({

@@ -128,13 +128,30 @@ async function runProbe(deps: DoctorDeps, python: string, add: Add) {
   }
 }
 
-/** Reads the machine; what cannot be read is added as a diagnostic. */
+/** An Add that keeps its diagnostics until flush() hands them on, in the order they came. */
+function held(add: Add) {
+  const kept: Parameters<Add>[] = [];
+  return {
+    add: ((...d: Parameters<Add>) => void kept.push(d)) as Add,
+    flush: () => kept.forEach((d) => add(...d)),
+  };
+}
+
+/**
+ * Reads the machine; what cannot be read is added as a diagnostic. nvidia-smi, the driver's files,
+ * nvcc and the Python probe (torch's import and a CUDA context: seconds) are read at once, their
+ * diagnostics added in that order.
+ */
 export async function inspectMachine(deps: DoctorDeps, add: Add): Promise<Machine> {
   const python = deps.python ?? 'python3';
-  const reading = await readSmi(deps, add);
-  const { kernelModuleVersion, compatDirs } = await readDriverFiles(deps);
-  const toolkit = await readToolkit(deps, add);
-  const probe = await runProbe(deps, python, add);
+  const [smiAdd, toolkitAdd, probeAdd] = [held(add), held(add), held(add)];
+  const [reading, { kernelModuleVersion, compatDirs }, toolkit, probe] = await Promise.all([
+    readSmi(deps, smiAdd.add),
+    readDriverFiles(deps),
+    readToolkit(deps, toolkitAdd.add),
+    runProbe(deps, python, probeAdd.add),
+  ]);
+  for (const h of [smiAdd, toolkitAdd, probeAdd]) h.flush();
 
   const first = reading.gpus[0];
   const device = probe?.devices?.[0];
