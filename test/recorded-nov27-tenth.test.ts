@@ -43,7 +43,9 @@ describe('one H100, serial 1753024038151', () => {
     const ratios = doc.cases
       .filter((c) => c.variant === 'sdpa_default' && HEADLINE.test(c.case))
       .map((c) => {
-        const ours = Math.min(...['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => ms(v, c.case)));
+        const ours = Math.min(
+          ...['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => ms(v, c.case)),
+        );
         return ms('sdpa_default', c.case) / ours;
       });
     expect(ratios).toHaveLength(8);
@@ -82,7 +84,9 @@ describe('one H100, serial 1753024038151', () => {
       expect(Number(m[3])).toBeGreaterThanOrEqual(1.005);
       expect(Number(m[5])).toBeGreaterThanOrEqual(1.005);
     }
-    expect(log.match(/triton_fa2 dtype=\w+,B=16,H=96,S=4096,\S+ confirm: .* SLOWER again/g)).toHaveLength(8);
+    expect(
+      log.match(/triton_fa2 dtype=\w+,B=16,H=96,S=4096,\S+ confirm: .* SLOWER again/g),
+    ).toHaveLength(8);
     // cut in the tail cases: no verdict.json, no results
     expect(log).not.toContain('done in');
     // issue 28's paired figure of fa_wgmma.cu's new defaults (docs/results.md): SDPA default's
@@ -137,9 +141,13 @@ describe('two H200s (lent for nvidia-h100-x2), serials 1653724061883 and 1653724
     expect(big.every((c) => c.perf === 'SLOWER')).toBe(true);
     // the other SLOWER cases are triton_fa2's too (under 1 ms, where the planted spin is more than 1 %)
     const moved = j.cases.filter((c) => c.perf !== 'SAME');
-    expect(moved.filter((c) => c.perf === 'SLOWER').every((c) => c.variant === 'triton_fa2')).toBe(true);
+    expect(moved.filter((c) => c.perf === 'SLOWER').every((c) => c.variant === 'triton_fa2')).toBe(
+      true,
+    );
     expect(
-      moved.filter((c) => c.perf === 'AMBIGUOUS').map((c) => `${c.variant} ${(c.medianMs ?? 0) >= 1}`),
+      moved
+        .filter((c) => c.perf === 'AMBIGUOUS')
+        .map((c) => `${c.variant} ${(c.medianMs ?? 0) >= 1}`),
     ).toEqual(['sdpa_cudnn true', 'triton_fa2 false', 'triton_fa2 false', 'triton_fa2 false']);
     expect(doc.run.lanes!.apart_pct).toBe(1);
     expect(wallOf(NAME)).toBe(247);
