@@ -36433,6 +36433,11 @@ var results_schema_default = {
           type: ["number", "null"],
           description: "error of the output of the last timed run"
         },
+        seconds: {
+          type: "number",
+          minimum: 0,
+          description: "wall seconds this variant's checks took in this case: its runs and their checks on every seed and stress input, probes included; the inputs and the oracle, which the case's variants share, are not"
+        },
         graph_replay_rel_l2: {
           type: ["number", "null"],
           description: "error of the output of a fresh replay of the CUDA graph the variant was timed with"
@@ -44575,7 +44580,8 @@ function stagesLine(results, baseline) {
   const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
   const inner = [
     phases.join(", "),
-    byKernel.length ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(", ")}` : ""
+    byKernel.length ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(", ")}` : "",
+    checksByVariant(results)
   ].filter(Boolean).join("; ");
   const parts = stages.map(
     ([k, label]) => k === "harness" && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`
@@ -44584,6 +44590,23 @@ function stagesLine(results, baseline) {
   parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
   const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
   return `GPU-seconds of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.${identitySkipped(results, baseline)}`;
+}
+var CHECKS_NAMED = 3;
+function checksByVariant(results) {
+  const spent = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    const sec = c.correctness?.seconds;
+    if (sec === void 0) continue;
+    const name = `${c.kernel}/${c.variant}`;
+    spent.set(name, (spent.get(name) ?? 0) + sec);
+  }
+  if (!spent.size) return "";
+  const sorted = [...spent].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const named2 = sorted.slice(0, CHECKS_NAMED).map(([name, sec]) => `${escapeMarkdown(name)} ${fixed(sec, 0)} s`);
+  const rest = sorted.slice(CHECKS_NAMED);
+  if (rest.length)
+    named2.push(`${rest.length} more ${fixed(rest.reduce((sum, [, sec]) => sum + sec, 0), 0)} s`);
+  return `checks by variant: ${named2.join(", ")}`;
 }
 var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
 var BUILD_COLUMNS = [
@@ -53275,12 +53298,23 @@ async function runProbe(deps, python, add) {
     return void 0;
   }
 }
+function held(add) {
+  const kept = [];
+  return {
+    add: ((...d) => void kept.push(d)),
+    flush: () => kept.forEach((d) => add(...d))
+  };
+}
 async function inspectMachine(deps, add) {
   const python = deps.python ?? "python3";
-  const reading = await readSmi(deps, add);
-  const { kernelModuleVersion, compatDirs } = await readDriverFiles(deps);
-  const toolkit = await readToolkit(deps, add);
-  const probe = await runProbe(deps, python, add);
+  const [smiAdd, toolkitAdd, probeAdd] = [held(add), held(add), held(add)];
+  const [reading, { kernelModuleVersion, compatDirs }, toolkit, probe] = await Promise.all([
+    readSmi(deps, smiAdd.add),
+    readDriverFiles(deps),
+    readToolkit(deps, toolkitAdd.add),
+    runProbe(deps, python, probeAdd.add)
+  ]);
+  for (const h of [smiAdd, toolkitAdd, probeAdd]) h.flush();
   const first = reading.gpus[0];
   const device = probe?.devices?.[0];
   const capability = device ? `${device.capability[0]}.${device.capability[1]}` : first ? modelCapability(first.sku) : void 0;
