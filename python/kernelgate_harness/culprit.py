@@ -6,7 +6,7 @@ from typing import Any
 
 from .document import Document
 from .progress import say
-from .workers import EXIT_CONTEXT_LOST, WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, exit_description
+from .workers import EXIT_CONTEXT_LOST, WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, exit_description, finish_init
 
 
 class CaseRunner:
@@ -34,12 +34,11 @@ class CaseRunner:
             deadline_s = self.case_deadline_s(timeout_s, len(group))
             try:
                 if not (handle.is_alive() and handle.ready):
-                    reply = handle.request({"op": "init"}, WORKER_START_TIMEOUT_S)
+                    reply = finish_init(handle, WORKER_START_TIMEOUT_S)
                     if reply["op"] == "fatal":
                         for v in pending:
                             records[v] = {"status": "error", "error": reply["error"]}
                         return records
-                    handle.ready = True
                 job: dict[str, Any] = {"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.seeds))}
                 if not timing:
                     job["timing"] = False  # verified only (the tails, tails.py)

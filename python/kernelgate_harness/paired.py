@@ -13,7 +13,7 @@ import time
 
 from .stats import THROTTLED_BELOW, PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
 from .timing import refuse_zero_time
-from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, exit_description
+from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, begin_init, exit_description, finish_init
 
 ORDER = "ABBA"
 CONFIDENCE = 0.99
@@ -56,12 +56,11 @@ def ready_together(arms, timeout_s):
     answer; PairedFatal names the arm whose start failed."""
     starting = [(handle, arm) for handle, arm in arms if not (handle.is_alive() and handle.ready)]
     for handle, _ in starting:
-        handle.send({"op": "init"})
+        begin_init(handle)  # nothing when the harness started it ahead (cli.Harness.run)
     for handle, arm in starting:
-        reply = handle.wait(timeout_s)
+        reply = finish_init(handle, timeout_s)
         if reply["op"] == "fatal":
             raise PairedFatal(arm, reply["error"])
-        handle.ready = True
 
 
 def unthrottled_pairs(head, base):

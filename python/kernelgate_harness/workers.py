@@ -38,9 +38,11 @@ class WorkerHandle:
         self.mp = multiprocessing.get_context("spawn")
         self.proc = None
         self.ready = False  # the worker has imported the kernel module ("init" answered)
+        self.init_pending = False  # "init" sent, its answer not yet read (begin_init)
 
     def start(self):
         self.ready = False
+        self.init_pending = False
         self.conn, child = self.mp.Pipe()
         self.current = self.mp.Array("c", 256, lock=False)
         self.proc = self.mp.Process(target=worker_module.main, args=(child, self.current, self.manifest, self.options), daemon=True)
@@ -127,6 +129,34 @@ class WorkerHandle:
 
     def is_alive(self):
         return self.proc is not None and self.proc.is_alive()
+
+
+def begin_init(handle):
+    """Starts the worker of `handle` (a WorkerHandle, or what has its send/wait/request) and asks it
+    to import its kernel module ("init") without waiting: finish_init reads the answer. Nothing
+    when it is ready or already asked. The harness starts the next kernel's workers so while
+    nothing is timed (cli.Harness.run)."""
+    if getattr(handle, "init_pending", False) or (handle.is_alive() and handle.ready):
+        return
+    handle.send({"op": "init"})
+    handle.init_pending = True
+
+
+def finish_init(handle, timeout_s):
+    """The answer to "init" (begin_init's, or asked now): {"op": "ready"}, the handle then ready, or
+    {"op": "fatal", …}; WorkerDied or WorkerTimeout as WorkerHandle.wait."""
+    if getattr(handle, "init_pending", False):
+        try:
+            reply = handle.wait(timeout_s)
+        finally:
+            handle.init_pending = False
+    elif handle.is_alive() and handle.ready:
+        return {"op": "ready"}
+    else:
+        reply = handle.request({"op": "init"}, timeout_s)
+    if reply["op"] == "ready":
+        handle.ready = True
+    return reply
 
 
 def exit_description(code, current=()):
