@@ -281,9 +281,30 @@ def check(torch, fn, inputs, out, tolerance, what):
     return {"rel_l2": rel, "max_abs": worst, "tolerance": tolerance, "ok": ok}
 
 
-def time_runners(torch, runners, inputs, out, args, what):
+_NVML = []
+
+
+def sm_clock_reader():
+    """A callable that reads the SM clock in MHz through NVML (the harness's environment.Nvml), or
+    None when NVML cannot be read; made once per process."""
+    if not _NVML:
+        from kernelgate_harness.environment import Nvml
+
+        try:
+            nvml = Nvml(0)
+        except Exception:  # no CUDA torch: nothing to read
+            nvml = None
+        _NVML.append(nvml.sm_clock_mhz if nvml is not None and nvml.ok else None)
+    return _NVML[0]
+
+
+def time_runners(torch, runners, inputs, out, args, what, clock=None):
     """Warm-up then `rounds` rounds; in each, every runner times one burst (CUDA events), the order
-    rotated round by round so that no runner always follows the same one. ms per call per round."""
+    rotated round by round so that no runner always follows the same one. ms per call per round,
+    and the SM clock read while each burst runs (`clock`, MHz; NVML's when None and readable): a
+    kernel held at the power cap runs at a lower clock in back-to-back bursts than in the harness's
+    single-call samples (docs/notes/kernel-gaps.md, the tenth session)."""
+    clock = clock or sm_clock_reader()
     plan = {}
     for name, fn in runners:
         calls, start = 0, time.monotonic()
@@ -296,6 +317,7 @@ def time_runners(torch, runners, inputs, out, args, what):
         per_call_ms = 1000 * (time.monotonic() - start) / calls
         plan[name] = max(1, math.ceil(args.burst_ms / per_call_ms))
     samples = {name: [] for name, _ in runners}
+    clocks = {name: [] for name, _ in runners}
     for r in range(args.rounds):
         for name, fn in runners[r % len(runners):] + runners[: r % len(runners)]:
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -303,9 +325,16 @@ def time_runners(torch, runners, inputs, out, args, what):
             for _ in range(plan[name]):
                 fn(inputs, out)
             end.record()
+            if clock is not None:
+                clocks[name].append(clock())  # the burst is queued, not done: the GPU runs it
             wait(torch, end, f"{what}: {name} round {r}")
             samples[name].append(begin.elapsed_time(end) / plan[name])
-    return {name: {"calls_per_burst": plan[name], "samples_ms": samples[name], "median_ms": statistics.median(samples[name])} for name, _ in runners}
+    timing = {name: {"calls_per_burst": plan[name], "samples_ms": samples[name], "median_ms": statistics.median(samples[name])} for name, _ in runners}
+    for name, mhz in clocks.items():
+        if mhz:
+            timing[name]["sm_clock_mhz"] = mhz
+            timing[name]["median_sm_clock_mhz"] = statistics.median(mhz)
+    return timing
 
 
 def gpu_facts():

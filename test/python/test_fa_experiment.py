@@ -277,3 +277,22 @@ def test_the_recorded_h100_run_of_the_persistent_grid():
     assert 0.99 < min(base) and max(base) < 1.09
     with open(os.path.join(REPO, "kernels", "attention", "cuda", "fa_wgmma.cu")) as f:
         assert "#define KG_FA_PERSISTENT 0\n" in f.read()
+
+
+def test_each_burst_records_the_sm_clock_it_ran_at(monkeypatch):
+    """time_runners reads the SM clock while each burst runs (after queuing it, before waiting for
+    it): per round and runner, and its median; none when no clock can be read."""
+    from kernels.attention import bench
+
+    fake_torch = on_the_cpu(monkeypatch, bench)
+    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "4", "--warmup-s", "0"])
+    readings = iter([1980.0, 1410.0, 1965.0, 1395.0, 1950.0, 1400.0, 1940.0, 1420.0])
+    runners = [("a", lambda inputs, out: out), ("b", lambda inputs, out: out)]
+    timing = fa.time_runners(fake_torch, runners, {}, None, args, "case", clock=lambda: next(readings))
+    # rounds rotate the order: a b, b a, a b, b a
+    assert timing["a"]["sm_clock_mhz"] == [1980.0, 1395.0, 1950.0, 1420.0]
+    assert timing["b"]["sm_clock_mhz"] == [1410.0, 1965.0, 1400.0, 1940.0]
+    assert timing["a"]["median_sm_clock_mhz"] == (1420.0 + 1950.0) / 2
+    monkeypatch.setattr(fa, "sm_clock_reader", lambda: None)
+    plain = fa.time_runners(fake_torch, runners, {}, None, args, "case")
+    assert "sm_clock_mhz" not in plain["a"] and len(plain["a"]["samples_ms"]) == 4
