@@ -187,7 +187,7 @@ def parse_ptxas(log, label=fa_label):
 def sass_counts(cuobjdump, library):
     """How many HGMMA, USETMAXREG and local-memory (LDL/STL) instructions the library's SASS holds."""
     out = subprocess.run([cuobjdump, "-sass", library], capture_output=True, text=True, timeout=300).stdout
-    return {op: len(re.findall(rf"\b{op}\b", out)) for op in ("HGMMA", "USETMAXREG", "UTMALDG", "LDL", "STL")}
+    return {op: len(re.findall(rf"\b{op}\b", out)) for op in ("HGMMA", "USETMAXREG", "UTMALDG", "UTMASTG", "LDL", "STL")}
 
 
 def build(name, flags, manifest, workdir, nvcc, cuobjdump):

@@ -104,6 +104,7 @@ def dry_run(tmp_path_factory):
         "--dry-run", "--build", "base=", "--build", "old=-DKG_FA_PRODUCER_WG=0", "--build", "n128=-DKG_FA_BLOCK_N=128",
         "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn192=-DKG_FA_BLOCK_N=192", "--build", "wg2=-DKG_FA_D64_WG3=0",
         "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--build", "pers=-DKG_FA_PERSISTENT=1",
+        "--build", "tma=-DKG_FA_TMA_STORE=1", "--build", "tmapers=-DKG_FA_TMA_STORE=1,-DKG_FA_PERSISTENT=1",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -114,9 +115,9 @@ D64 = {f"{t} D64{c}" for t in ("fp16", "bf16") for c in ("", " causal")}
 
 def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fails_alone(dry_run):
     r, doc = dry_run
-    assert r.returncode == 1  # three builds failed; the other five went on
+    assert r.returncode == 1  # four builds failed; the other six went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old", "n128", "wg2", "pers"):
+    for name in ("base", "old", "n128", "wg2", "pers", "tma"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -136,8 +137,8 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert not any("N176" in i for i in regs["n128"])
     # two consumer warpgroups at D64: 384 threads there too
     assert set(regs["wg2"]) == set(regs["base"]) and set(regs["wg2"].values()) == {168}
-    # the persistent grid: the same registers at launch in every instance
-    assert regs["pers"] == regs["base"]
+    # the persistent grid, the TMA-store epilogue: the same registers at launch in every instance
+    assert regs["pers"] == regs["base"] and regs["tma"] == regs["base"]
     # the 256-thread form (KG_FA_D64_WG3 follows KG_FA_PRODUCER_WG, so D64 has two consumers there)
     assert set(regs["old"].values()) == {186, 154, 222}  # 222: the two N176 instances
     assert "-DKG_FA_PRODUCER_WG=0" in builds["old"]["command"]
@@ -149,7 +150,11 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     bn192 = builds["bn192"]
     assert not bn192["ok"]
     assert "static assertion failed" in bn192["error"] and "KG_FA_BLOCK_N must be 128 or 176" in bn192["error"]
-    assert doc["failures"] == [f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}"]
+    tmapers = builds["tmapers"]
+    assert not tmapers["ok"] and "KG_FA_TMA_STORE writes the output through the Q buffer" in tmapers["error"]
+    assert doc["failures"] == [
+        f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
+    ]
     assert "gpu" not in doc and "cases" not in doc  # --dry-run times nothing
 
 
@@ -168,7 +173,11 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     assert builds["wg2"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["wg2"]["sass"]["USETMAXREG"] == 16
     # the persistent grid: the same wgmmas and register moves, an item loop around them
     assert builds["pers"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["pers"]["sass"]["USETMAXREG"] == 16
-    for name in ("base", "old", "n128", "wg2", "pers"):
+    # the TMA-store epilogue: the same wgmmas; a bulk store per 64-column box of each instance's
+    # output (two at D128, one at D64: 2 x 4 + 4), where the default has none
+    assert builds["tma"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"]
+    assert builds["tma"]["sass"]["UTMASTG"] == 12 and builds["base"]["sass"]["UTMASTG"] == 0
+    for name in ("base", "old", "n128", "wg2", "pers", "tma"):
         assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
 
 

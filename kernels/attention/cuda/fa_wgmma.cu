@@ -81,6 +81,14 @@
 #ifndef KG_FA_PERSISTENT
 #define KG_FA_PERSISTENT 0
 #endif
+// 1: FlashAttention-3's epilogue: each consumer warpgroup writes its 64 x kD output rows into its
+// own rows of the Q buffer (no S reads Q after the item's last one has retired), in the TMA's
+// 128-byte swizzle, and one of its threads stores them with TMA, instead of every thread's 4-byte
+// stores to global memory. 0 (the default). An experiment's option (issue 28), not yet run on a
+// GPU. Not with KG_FA_PERSISTENT, whose producer refills the Q buffer for the next item.
+#ifndef KG_FA_TMA_STORE
+#define KG_FA_TMA_STORE 0
+#endif
 
 namespace {
 
@@ -107,6 +115,8 @@ constexpr int consumer_wgs() {
 }
 static_assert(!KG_FA_D64_WG3 || KG_FA_PRODUCER_WG, "KG_FA_D64_WG3 needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
 static_assert(!KG_FA_PERSISTENT || KG_FA_PRODUCER_WG, "KG_FA_PERSISTENT needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
+static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
+              "KG_FA_TMA_STORE writes the output through the Q buffer, which KG_FA_PERSISTENT refills");
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N for the non-causal D = 128 instances.
 template <int kD, bool kCausal>
 constexpr int block_n() {
@@ -189,8 +199,11 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
 template <typename T, int kD, bool kCausal, int kBlockN, int kWGs>
 __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
-                    const __grid_constant__ CUtensorMap v_map, T* __restrict__ out, int heads, int seq_q, int seq_k,
-                    float scale_log2) {
+                    const __grid_constant__ CUtensorMap v_map,
+#if KG_FA_TMA_STORE
+                    const __grid_constant__ CUtensorMap o_map,
+#endif
+                    T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
   using L = Layout<kD, kBlockN, kWGs>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
@@ -472,6 +485,42 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     if (KG_FA_PERSISTENT && arriver) kg::mbar_arrive(bars.v_empty(stage_of(g0 + last)));
 
     // -- epilogue: normalise and store this thread's two rows --
+#if KG_FA_TMA_STORE
+    // This warpgroup's 64 rows of the Q buffer ([box][kBlockM rows][128 bytes]): 8 KB per box,
+    // 1024-byte aligned, so a row's 16-byte chunks are swizzled by the row's index mod 8, which
+    // is lane / 4 for both of the thread's rows (the warp's 16 and the 8 between them are
+    // multiples of 8).
+    const uint32_t s_o = s_q + warpgroup * 64 * 128;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float sum = row_sum[h];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv = 1.f / sum;
+      const int r = warp_in_group * 16 + (lane >> 2) + h * 8;
+#pragma unroll
+      for (int c = 0; c < kD / 8; ++c) {
+        const uint32_t addr = s_o + (c / 8) * L::kQBoxBytes + r * 128 + (((c % 8) ^ (r & 7)) * 16) + col_in_8 * 2;
+        kg::st_shared_u32(addr, kg::Mma<T>::pack(o_acc[4 * c + 2 * h] * inv, o_acc[4 * c + 2 * h + 1] * inv));
+      }
+    }
+    // The writes visible to the copy engine, then the warpgroup's 128 threads met on named
+    // barrier 8 + warpgroup (1 to 3 are the ping-pong's) before one thread stores the boxes; TMA
+    // leaves out the rows past seq_q. It waits for the copies to have read the buffer: the CTA's
+    // shared memory goes when its last thread exits.
+    kg::fence_proxy_async();
+    asm volatile("bar.sync %0, 128;\n" ::"r"(8 + warpgroup) : "memory");
+    if (warp_in_group == 0 && lane == 0) {
+#pragma unroll
+      for (int box = 0; box < L::kBoxes; ++box) {
+        kg::tma_store_3d(&o_map, s_o + box * L::kQBoxBytes, box * kBoxCols, m0 + warpgroup * 64, bh);
+      }
+      kg::bulk_commit();
+      kg::bulk_wait_read();
+    }
+    (void)out;
+    (void)row0;
+#else
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float sum = row_sum[h];
@@ -488,6 +537,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         }
       }
     }
+#endif
   }
 }
 
@@ -515,6 +565,16 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
       !encode_qkv(&v_map, type, v, bh, seq_k, kD, kBlockN)) {
     return cudaErrorInvalidValue;
   }
+#if KG_FA_TMA_STORE
+  // the output in boxes of one warpgroup's 64 rows
+  CUtensorMap o_map;
+  if (reinterpret_cast<uintptr_t>(out) % 16 != 0 || !encode_qkv(&o_map, type, out, bh, seq_q, kD, 64)) {
+    return cudaErrorInvalidValue;
+  }
+#define KG_FA_MAPS q_map, k_map, v_map, o_map
+#else
+#define KG_FA_MAPS q_map, k_map, v_map
+#endif
   constexpr int kSmemBytes = L::kSmemBytes;
   auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
@@ -548,13 +608,14 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
     while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
   }
   const dim3 grid(static_cast<unsigned>(ctas));
-  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), bh, seq_q, seq_k,
+  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), bh, seq_q, seq_k,
                                                  scale_log2);
 #else
   const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
-  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), heads, seq_q, seq_k,
+  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k,
                                                  scale_log2);
 #endif
+#undef KG_FA_MAPS
   return cudaGetLastError();
 }
 
