@@ -485,6 +485,13 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     if (KG_FA_PERSISTENT && arriver) kg::mbar_arrive(bars.v_empty(stage_of(g0 + last)));
 
     // -- epilogue: normalise and store this thread's two rows --
+    // 1 / row h's sum, its quad of threads' partial sums added
+    auto inv_sum = [&](int h) {
+      float sum = row_sum[h];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      return 1.f / sum;
+    };
 #if KG_FA_TMA_STORE
     // This warpgroup's 64 rows of the Q buffer ([box][kBlockM rows][128 bytes]): 8 KB per box,
     // 1024-byte aligned, so a row's 16-byte chunks are swizzled by the row's index mod 8, which
@@ -493,10 +500,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     const uint32_t s_o = s_q + warpgroup * 64 * 128;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float sum = row_sum[h];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const float inv = 1.f / sum;
+      const float inv = inv_sum(h);
       const int r = warp_in_group * 16 + (lane >> 2) + h * 8;
 #pragma unroll
       for (int c = 0; c < kD / 8; ++c) {
@@ -523,10 +527,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #else
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float sum = row_sum[h];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const float inv = 1.f / sum;
+      const float inv = inv_sum(h);
       const int row = row0 + h * 8;
       if (row < seq_q) {
         T* out_row = out + (static_cast<int64_t>(bh) * seq_q + row) * kD;
