@@ -16,6 +16,7 @@ import tempfile
 import time
 
 from . import HARNESS_VERSION, calibration, env_probe, faults, interpreter, lanes, tails
+from .ahead import Ahead
 from .arguments import parse_args, variant_names
 from .culprit import CaseRunner
 from .document import Document, run_info
@@ -26,7 +27,7 @@ from .paired_run import PairedRunner
 from .planning import CasePlan, split_list
 from .progress import PREFIX, say
 from .results import add_ceiling_percentages, ceilings_from, kernel_info, run_selection
-from .workers import WorkerHandle, begin_init
+from .workers import WorkerHandle
 
 
 class Harness:
@@ -130,17 +131,11 @@ class Harness:
             with self.lock:
                 self.doc["run"]["lanes"] = record
             stage_s["lanes"] = time.time() - t0
-        # One GPU: each kernel's workers are started while the kernel before it times nothing (its
-        # tails, or all of it when none of its variants is timed), so their start-up (seconds
-        # apiece: torch, the kernel module) overlaps untimed work instead of adding to the run.
-        ahead = {}
-        todo = manifests if not several else []
-        for i, m in enumerate(todo):
+        ahead = Ahead(self, manifests if not several else [])
+        for i, m in enumerate(ahead.manifests):
             t0 = time.time()
-            nxt = todo[i + 1] if i + 1 < len(todo) else None
-            handle, base = ahead.pop(m.name, None) or (first if i == 0 else WorkerHandle(m, self.options()), None)
-            start_next = (lambda nxt=nxt: self.start_ahead(nxt, ahead)) if nxt is not None else None
-            self.run_kernel(m, variant_filter, handle, mi=i, base=base, start_next=start_next)
+            handle, base = ahead.take(i, first)
+            self.run_kernel(m, variant_filter, handle, i, base, ahead)
             stage_s[m.name] = time.time() - t0
         if several:
             # The lanes stopped their workers: each kernel's tails in a worker of their own.
@@ -205,60 +200,31 @@ class Harness:
         for v in self.variants_of(m, case, self.plan.variant_filter):
             self.add_case(m, case, v["name"], {"status": "error", "error": {"kind": "harness", "message": message}}, device=device)
 
-    def run_kernel(self, m, variant_filter, handle, mi=0, base=None, start_next=None):
-        """A kernel's cases in one worker (and the base revision's beside it: `base`, when started
-        ahead), in the harness's order: one GPU without lanes (several GPUs: lanes.py takes them
-        case by case, run_unit). start_next() starts the next kernel's workers: at once when this
-        kernel times nothing, else before its tails."""
+    def run_kernel(self, m, variant_filter, handle, mi, base, ahead):
+        """A kernel's cases in one worker and the base revision's (`base`, None until made here),
+        one GPU without lanes (lanes.py: several); `ahead` starts the next kernel's (ahead.py)."""
         cases = list(enumerate(self.cases_of(m)))
         names = [v["name"] for v in m.variants if not variant_filter or v["name"] in variant_filter]
         say(f"== {m.name} ({len(names)} variants, {len(cases)} cases) ==")
         if not cases:
             say(f"{m.name}: no {'ci_cases' if self.args.ci else 'cases'} in {m.path}")
-        if base is None:
-            base = self.base_worker(m, None)
+        base = base or self.base_worker(m, None)
         try:
-            if start_next is not None and self.times_nothing(m, names):
-                start_next()
+            if ahead.times_nothing(m, names):
+                ahead.start_after(m)
             first = True
             for ci, case in cases:
                 lanes.set_case((mi, ci))
                 if self.run_unit(m, variant_filter, case, handle, base, self.first_device, first):
                     first = False
                     self.write()
-            if start_next is not None:
-                start_next()
+            ahead.start_after(m)
             # The kernel's tails in the same worker, verified only (tails.py).
             tails.verify_kernel(self, m, variant_filter, handle, say)
         finally:
             handle.stop()
             if base is not None:
                 base.stop()
-
-    def times_nothing(self, m, names):
-        """Whether kernel m's variants `names` are verified only in this run: --no-timing, or a
-        paired run where each is identical in base and head (--identical), the base has it, and
-        none is its kernel's A/A control (--controls)."""
-        if self.args.no_timing:
-            return True
-        bm = (self.base_manifests or {}).get(m.name)
-        if bm is None or not names:
-            return False
-        in_base = {v["name"] for v in bm.variants}
-        return all((m.name, v) in self.identical and v in in_base and (m.name, v) not in self.pairing.controls for v in names)
-
-    def start_ahead(self, m, ahead):
-        """Kernel m's worker and its base revision's (a paired run whose base has the kernel),
-        started and asked to import their kernel module, not awaited: into ahead[m.name]."""
-        if m.name in ahead:
-            return
-        handle = WorkerHandle(m, self.options())
-        bm = (self.base_manifests or {}).get(m.name)
-        base = self.worker_handle(bm, None, base=True) if bm else None
-        for h in (handle, base):
-            if h is not None:
-                begin_init(h)
-        ahead[m.name] = (handle, base)
 
     def base_worker(self, m, lane):
         """The base revision's worker for kernel m on the lane's GPU (a paired run), else None."""
