@@ -78,3 +78,9 @@ def run_harness(tmp_path):
         return HarnessRun(proc, out)
 
     return run
+
+
+def without_seconds(records):
+    """Case or tail records without correctness.seconds, the wall time each variant's checks took:
+    what two runs of the same work may differ in."""
+    return [{k: ({n: x for n, x in v.items() if n != "seconds"} if k == "correctness" else v) for k, v in r.items()} for r in records]
