@@ -16,6 +16,7 @@ action never runs this.
 
 import argparse
 import datetime
+import functools
 import json
 import math
 import os
@@ -281,21 +282,14 @@ def check(torch, fn, inputs, out, tolerance, what):
     return {"rel_l2": rel, "max_abs": worst, "tolerance": tolerance, "ok": ok}
 
 
-_NVML = []
-
-
+@functools.cache
 def sm_clock_reader():
-    """A callable that reads the SM clock in MHz through NVML (the harness's environment.Nvml), or
-    None when NVML cannot be read; made once per process."""
-    if not _NVML:
-        from kernelgate_harness.environment import Nvml
+    """A callable that reads the SM clock in MHz through NVML (the harness's environment.Nvml, which
+    reads nothing without NVML or a CUDA device), or None; made once per process."""
+    from kernelgate_harness.environment import Nvml
 
-        try:
-            nvml = Nvml(0)
-        except Exception:  # no CUDA torch: nothing to read
-            nvml = None
-        _NVML.append(nvml.sm_clock_mhz if nvml is not None and nvml.ok else None)
-    return _NVML[0]
+    nvml = Nvml(0)
+    return nvml.sm_clock_mhz if nvml.ok else None
 
 
 def time_runners(torch, runners, inputs, out, args, what, clock=None):

@@ -31,16 +31,13 @@ class Ahead:
         in_base = {v["name"] for v in bm.variants}
         return all((m.name, v) in h.identical and v in in_base and (m.name, v) not in h.pairing.controls for v in names)
 
-    def start_after(self, m):
-        """Starts the workers of the kernel after m (its own, and its base revision's in a paired
-        run whose base has it), asking them to import their kernel module, not awaited; once."""
-        i = next(i for i, k in enumerate(self.manifests) if k.name == m.name) + 1
-        if i >= len(self.manifests) or self.manifests[i].name in self.started:
+    def start_after(self, i):
+        """Starts the workers of kernel i + 1 (its own, and its base revision's in a paired run whose
+        base has it), asking them to import their kernel module, not awaited; once."""
+        if i + 1 >= len(self.manifests) or self.manifests[i + 1].name in self.started:
             return
-        nxt = self.manifests[i]
-        h = self.harness
-        bm = (h.base_manifests or {}).get(nxt.name)
-        pair = (WorkerHandle(nxt, h.options()), h.worker_handle(bm, None, base=True) if bm else None)
+        nxt = self.manifests[i + 1]
+        pair = (WorkerHandle(nxt, self.harness.options()), self.harness.base_worker(nxt, None, quiet=True))
         for handle in pair:
             if handle is not None:
                 begin_init(handle)

@@ -211,14 +211,14 @@ class Harness:
         base = base or self.base_worker(m, None)
         try:
             if ahead.times_nothing(m, names):
-                ahead.start_after(m)
+                ahead.start_after(mi)
             first = True
             for ci, case in cases:
                 lanes.set_case((mi, ci))
                 if self.run_unit(m, variant_filter, case, handle, base, self.first_device, first):
                     first = False
                     self.write()
-            ahead.start_after(m)
+            ahead.start_after(mi)
             # The kernel's tails in the same worker, verified only (tails.py).
             tails.verify_kernel(self, m, variant_filter, handle, say)
         finally:
@@ -226,10 +226,10 @@ class Harness:
             if base is not None:
                 base.stop()
 
-    def base_worker(self, m, lane):
-        """The base revision's worker for kernel m on the lane's GPU (a paired run), else None."""
+    def base_worker(self, m, lane, quiet=False):
+        """The base revision's worker for kernel m on the lane's GPU (paired), else None: said unless `quiet`."""
         bm = (self.base_manifests or {}).get(m.name)
-        if self.base_manifests is not None and bm is None:
+        if self.base_manifests is not None and bm is None and not quiet:
             say(f"{m.name}: the base revision has no such kernel: its cases are timed on the head alone")
         return self.worker_handle(bm, lane, base=True) if bm else None
 

@@ -150,8 +150,6 @@ def finish_init(handle, timeout_s):
             reply = handle.wait(timeout_s)
         finally:
             handle.init_pending = False
-    elif handle.is_alive() and handle.ready:
-        return {"op": "ready"}
     else:
         reply = handle.request({"op": "init"}, timeout_s)
     if reply["op"] == "ready":
