@@ -104,7 +104,7 @@ def dry_run(tmp_path_factory):
         "--dry-run", "--build", "base=", "--build", "old=-DKG_FA_PRODUCER_WG=0", "--build", "n128=-DKG_FA_BLOCK_N=128",
         "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn192=-DKG_FA_BLOCK_N=192", "--build", "wg2=-DKG_FA_D64_WG3=0",
         "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--build", "pers=-DKG_FA_PERSISTENT=1",
-        "--build", "tma=-DKG_FA_TMA_STORE=1", "--build", "tmapers=-DKG_FA_TMA_STORE=1,-DKG_FA_PERSISTENT=1",
+        "--build", "stg=-DKG_FA_TMA_STORE=0", "--build", "tmapers=-DKG_FA_TMA_STORE=1,-DKG_FA_PERSISTENT=1",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -117,7 +117,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     r, doc = dry_run
     assert r.returncode == 1  # four builds failed; the other six went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old", "n128", "wg2", "pers", "tma"):
+    for name in ("base", "old", "n128", "wg2", "pers", "stg"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -137,8 +137,8 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert not any("N176" in i for i in regs["n128"])
     # two consumer warpgroups at D64: 384 threads there too
     assert set(regs["wg2"]) == set(regs["base"]) and set(regs["wg2"].values()) == {168}
-    # the persistent grid, the TMA-store epilogue: the same registers at launch in every instance
-    assert regs["pers"] == regs["base"] and regs["tma"] == regs["base"]
+    # the persistent grid, the threads' stores instead of the TMA store: the same registers at launch
+    assert regs["pers"] == regs["base"] and regs["stg"] == regs["base"]
     # the 256-thread form (KG_FA_D64_WG3 follows KG_FA_PRODUCER_WG, so D64 has two consumers there)
     assert set(regs["old"].values()) == {186, 154, 222}  # 222: the two N176 instances
     assert "-DKG_FA_PRODUCER_WG=0" in builds["old"]["command"]
@@ -173,11 +173,12 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     assert builds["wg2"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["wg2"]["sass"]["USETMAXREG"] == 16
     # the persistent grid: the same wgmmas and register moves, an item loop around them
     assert builds["pers"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] and builds["pers"]["sass"]["USETMAXREG"] == 16
-    # the TMA-store epilogue: the same wgmmas; a bulk store per 64-column box of each instance's
-    # output (two at D128, one at D64: 2 x 4 + 4), where the default has none
-    assert builds["tma"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"]
-    assert builds["tma"]["sass"]["UTMASTG"] == 12 and builds["base"]["sass"]["UTMASTG"] == 0
-    for name in ("base", "old", "n128", "wg2", "pers", "tma"):
+    # the TMA-store epilogue (the default since run 105): a bulk store per 64-column box of each
+    # instance's output (two at D128, one at D64: 2 x 4 + 4); the threads' stores (=0) and the
+    # persistent grid (which turns it off) have none, and the same wgmmas
+    assert builds["stg"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"]
+    assert builds["base"]["sass"]["UTMASTG"] == 12 and builds["stg"]["sass"]["UTMASTG"] == builds["pers"]["sass"]["UTMASTG"] == 0
+    for name in ("base", "old", "n128", "wg2", "pers", "stg"):
         assert builds[name]["sass"]["LDL"] == builds[name]["sass"]["STL"] == 0
 
 
