@@ -51,3 +51,25 @@ def test_other_errors_and_the_cpu_are_not_retried():
         call(obj)
     assert calls == {"check": 1, "empty_cache": 0}
     assert not device.is_out_of_memory(types.SimpleNamespace(cuda=types.SimpleNamespace(OutOfMemoryError=FakeOOM)), ValueError("shape mismatch"))
+
+
+def test_the_repeat_check_takes_the_largest_difference_over_elements_finite_in_both_slice_by_slice(monkeypatch):
+    """repeat_max_diff against the whole-tensor boolean index it replaced, with slices smaller than
+    the output (and one that ends mid-slice), non-finite elements left out, and none left at all."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(verify, "REPEAT_SLICE", 7)
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(3, 5, 4, generator=g).half()
+    b = a + (torch.randn(3, 5, 4, generator=g) * 1e-2).half()
+    b.view(-1)[41] = a.view(-1)[41] + 4.0  # the largest difference, in the sixth slice of 7
+    a.view(-1)[9] = float("nan")
+    b.view(-1)[10] = float("inf")
+    a.view(-1)[11], b.view(-1)[11] = 0.0, 1000.0  # a larger one, on an element left out below
+    both = torch.isfinite(a) & torch.isfinite(b)
+    both.view(-1)[11] = False
+    expected = float((a.float() - b.float()).abs()[both].max())
+    assert verify.repeat_max_diff(torch, a, b, both) == expected == pytest.approx(4.0, abs=0.02)
+    assert verify.repeat_max_diff(torch, a, a.clone(), torch.isfinite(a)) == 0.0
+    assert verify.repeat_max_diff(torch, a, b, torch.zeros_like(both)) == 0.0
+    empty = torch.empty(0, dtype=torch.float16)
+    assert verify.repeat_max_diff(torch, empty, empty, torch.zeros(0, dtype=torch.bool)) == 0.0
