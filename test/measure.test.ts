@@ -5,6 +5,8 @@ import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec, ProgressLog } from '../src/measure/index.js';
 import { measure, mergeEnvironment, pairedArgs } from '../src/measure/index.js';
+import { startCheck } from '../src/pipeline/index.js';
+import { InputError } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { gemmWorkspace } from './support/gemm-workspace.js';
 
@@ -63,6 +65,73 @@ describe('measure', () => {
     expect(onDisk.builds).toEqual([]);
     // a known runtime failure in the harness output becomes a named diagnostic
     expect(onDisk.diagnostics.map((d) => d.code)).toContain('cuda.no_kernel_image');
+  });
+
+  it('reads the check while the doctor runs; a problem it found stops the run before the build', async () => {
+    const ws = workspace();
+    const config = loadConfig(ws);
+    const smi = scriptedExec([{ match: 'nvidia-smi -q -x', result: { stdout: H200_SMI } }]);
+    let doctorStarted!: () => void;
+    const doctorRan = new Promise<void>((done) => (doctorStarted = done));
+    const exec: typeof smi = {
+      ...smi,
+      run: (command, args, options) => {
+        if (command === 'nvidia-smi') doctorStarted();
+        return smi.run(command, args, options);
+      },
+    };
+    // the check settles only once the doctor has started: awaited before the doctor, it would hang
+    const check = doctorRan.then(() => () => {
+      throw new Error('kernelgate check: 1 problem in the configuration');
+    });
+    let harnessRan = false;
+    const { lines, log } = quietLog();
+    await expect(
+      measure(
+        { config, workspace: ws, harnessRoot: '/action', outDir: join(ws, 'out'), check },
+        {
+          exec,
+          lineExec: async () => {
+            harnessRan = true;
+            return 0;
+          },
+          log,
+        },
+      ),
+    ).rejects.toThrow('kernelgate check: 1 problem in the configuration');
+    expect(lines[0]).toBe('::group::kernelgate doctor');
+    expect(lines).toContain('::endgroup::');
+    expect(lines).not.toContain('::group::kernelgate build');
+    expect(harnessRan).toBe(false);
+  });
+
+  it("startCheck never rejects: the check's warnings are logged and its problems thrown when it is called", async () => {
+    const ws = workspace();
+    writeFileSync(
+      join(ws, 'kernels', 'gemm', 'kernel.yml'),
+      readFileSync(join(ws, 'kernels', 'gemm', 'kernel.yml'), 'utf8').replace('M: 64', 'M: "64"'),
+    );
+    const { lines, log } = quietLog();
+    const settled = startCheck(
+      { rootDir: ws, configFile: undefined },
+      { harnessRoot: '/action', exec: scriptedExec([]), log },
+    );
+    const report = await settled; // resolves although the configuration has a problem
+    expect(lines).toEqual([]);
+    let thrown: unknown;
+    try {
+      report();
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as Error).message.split('\n')).toEqual([
+      'kernelgate check: 2 problems in the configuration (run `kernelgate check` to see them again):',
+      'kernels/gemm/kernel.yml:3:23: cases[0].M is the text "64", not a number (got "64")',
+      '  fix: write it without quotes (M: 64): quoted, the kernel module receives a string',
+      'kernels/gemm/kernel.yml:2:1: module names no file of the repository (got "kernels.gemm.bench"; looked for kernels/gemm/bench.py)',
+      '  fix: module is the dotted path from the repository root of the Python file with VARIANTS (e.g. kernels.gemm.bench for kernels/gemm/bench.py)',
+    ]);
   });
 
   it('keeps a run whose harness died: an error diagnostic with the last lines, no cases', async () => {

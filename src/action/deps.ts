@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js';
 import type { DeepOptions, DeepOutcome } from '../deep/index.js';
 import { actionsExec } from '../lib/index.js';
 import type { Annotation } from './annotations.js';
-import { checkBeforeRun, fullRun, type FullRun, type FullRunOptions } from '../pipeline/index.js';
+import { fullRun, startCheck, type FullRun, type FullRunOptions } from '../pipeline/index.js';
 import {
   createGitHubClient,
   type GitHubClient,
@@ -90,14 +90,16 @@ export function defaultDeps(carried: { token?: string } = {}): RunDeps {
         endGroup: () => actionsCore.endGroup(),
         warning: (message: string) => actionsCore.warning(message),
       };
-      // `kernelgate check` first: a configuration mistake fails here, before any build or GPU
-      // time, with each problem at its file and line (the annotations of src/action/main.ts)
-      await checkBeforeRun(options.config, {
+      // `kernelgate check` first: a configuration mistake fails before any build or GPU time,
+      // with each problem at its file and line (the annotations of src/action/main.ts). It reads
+      // the checkout while the base revision is checked out and the doctor reads the machine;
+      // measure() awaits it before the build.
+      const check = startCheck(options.config, {
         harnessRoot: options.harnessRoot,
         exec: actionsExec(),
         log,
       });
-      return fullRun(options, { exec: actionsExec(), log });
+      return fullRun({ ...options, check }, { exec: actionsExec(), log });
     },
   };
 }

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { actionsExec, makeOutputDir } from '../lib/index.js';
 import { buildKernels, buildTargets, describeDoctor, runDoctor } from '../measure/index.js';
 import {
-  checkBeforeRun,
+  startCheck,
   DEFAULT_BISECT_TIME_BOX_S,
   fullRun,
   type FullRunOptions,
@@ -135,11 +135,12 @@ export const run: Command = async (args, io) => {
     skipIdentical: kind === 'pr',
   };
   const log = terminalLog(io);
-  // the configuration checked (as `kernelgate check`) before anything is built or measured
-  await checkBeforeRun(config, { harnessRoot: PACKAGE_ROOT, exec: actionsExec(), log });
+  // the configuration checked (as `kernelgate check`) before anything is built or measured: read
+  // while the doctor reads the machine, awaited before the build (measure())
+  const check = startCheck(config, { harnessRoot: PACKAGE_ROOT, exec: actionsExec(), log });
   makeOutputDir(runOptions.outDir, values['out-dir']);
   if (shard !== undefined) {
-    const sharded = shardedOptions(runOptions, shard, balance as ShardBalance, log);
+    const sharded = shardedOptions({ ...runOptions, check }, shard, balance as ShardBalance, log);
     const measured = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
     io.stderr(
       `shard ${shard.index}/${shard.count}: ${measured.results.cases.length} results: ${measured.resultsPath}\n` +
@@ -147,7 +148,7 @@ export const run: Command = async (args, io) => {
     );
     return EXIT_PASS;
   }
-  const measured = await fullRun(runOptions, { exec: actionsExec(), log });
+  const measured = await fullRun({ ...runOptions, check }, { exec: actionsExec(), log });
   io.stderr(`results: ${measured.resultsPath}\n`);
   const status = judgeAndPrint(
     measured.results,

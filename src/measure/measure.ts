@@ -62,6 +62,12 @@ export interface MeasureOptions {
   selectCases?: (environment: Environment) => Promise<string[] | undefined>;
   /** On several GPUs: the stored run of this GPU model whose timings balance the harness's lanes. */
   balance?: (environment: Environment) => Promise<BalanceSource | undefined>;
+  /**
+   * The configuration's check, started before this run (pipeline/check.ts startCheck): awaited
+   * and called once the doctor has read the machine, before anything is built; it throws when
+   * the configuration has a problem.
+   */
+  check?: Promise<() => void>;
 }
 
 export interface MeasureDeps {
@@ -398,6 +404,8 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
+  // the check, read meanwhile: its problems stop the run here, before the build
+  if (options.check !== undefined) (await options.check)();
   const cacheDir = options.buildCacheDir ?? join(options.workspace, '.kernelgate', 'build');
   // Each build rewrites <cache>/builds.json: the head's and the base's records are kept apart.
   const buildsPath = join(outDir, 'builds.json');

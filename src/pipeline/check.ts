@@ -155,27 +155,41 @@ export function checkFailure(outcome: CheckOutcome, root: string): InputError | 
   return new InputError([head, ...lines].join('\n'), lines, sites);
 }
 
+type StartCheckOptions = {
+  harnessRoot: string;
+  exec: Exec;
+  log: { info(line: string): void; warning(line: string): void };
+};
+
 /**
- * The check as the first step of a measuring run (`kernelgate run`, the action): its warnings and
- * notes logged, its problems thrown as one InputError before anything is built or measured.
+ * The check as the first step of a measuring run (`kernelgate run`, the action), started, not
+ * awaited: the promise settles with a function that logs its warnings and notes and throws its
+ * problems as one InputError. measure() calls it after the doctor and before the build, so that
+ * the check's Python probe (torch and the kernel modules imported: seconds) and the doctor's read
+ * the machine at once, and nothing is built or timed unless the check passed. The promise never rejects: a check that throws is the function's
+ * throw (so no rejection goes unhandled while the doctor runs).
  */
-export async function checkBeforeRun(
+export function startCheck(
   config: { rootDir: string; configFile: string | undefined },
-  options: {
-    harnessRoot: string;
-    exec: Exec;
-    log: { info(line: string): void; warning(line: string): void };
-  },
-): Promise<void> {
-  const outcome = await checkRepository(config.rootDir, {
+  options: StartCheckOptions,
+): Promise<() => void> {
+  return checkRepository(config.rootDir, {
     harnessRoot: options.harnessRoot,
     exec: options.exec,
     ...(config.configFile !== undefined ? { configFile: config.configFile } : {}),
-  });
-  for (const p of outcome.problems) {
-    if (p.level === 'warning') options.log.warning(describeProblem(p).replace(': warning: ', ': '));
-  }
-  for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
-  const failure = checkFailure(outcome, config.rootDir);
-  if (failure) throw failure;
+  }).then(
+    (outcome) => () => {
+      for (const p of outcome.problems) {
+        if (p.level === 'warning') {
+          options.log.warning(describeProblem(p).replace(': warning: ', ': '));
+        }
+      }
+      for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
+      const failure = checkFailure(outcome, config.rootDir);
+      if (failure) throw failure;
+    },
+    (error: unknown) => () => {
+      throw error;
+    },
+  );
 }
