@@ -54826,6 +54826,7 @@ async function measure(options, deps) {
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
+  if (options.check !== void 0) (await options.check)();
   const cacheDir = options.buildCacheDir ?? join26(options.workspace, ".kernelgate", "build");
   const buildsPath = join26(outDir, "builds.json");
   const build2 = await stage2("build", "kernelgate build", deps, stageSeconds, async () => {
@@ -56471,18 +56472,26 @@ function checkFailure(outcome, root) {
   const head = `kernelgate check: ${errors.length} problem${errors.length === 1 ? "" : "s"} in the configuration (run \`kernelgate check\` to see them again):`;
   return new InputError([head, ...lines].join("\n"), lines, sites);
 }
-async function checkBeforeRun(config, options) {
-  const outcome = await checkRepository(config.rootDir, {
+function startCheck(config, options) {
+  return checkRepository(config.rootDir, {
     harnessRoot: options.harnessRoot,
     exec: options.exec,
     ...config.configFile !== void 0 ? { configFile: config.configFile } : {}
-  });
-  for (const p of outcome.problems) {
-    if (p.level === "warning") options.log.warning(describeProblem(p).replace(": warning: ", ": "));
-  }
-  for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
-  const failure = checkFailure(outcome, config.rootDir);
-  if (failure) throw failure;
+  }).then(
+    (outcome) => () => {
+      for (const p of outcome.problems) {
+        if (p.level === "warning") {
+          options.log.warning(describeProblem(p).replace(": warning: ", ": "));
+        }
+      }
+      for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
+      const failure = checkFailure(outcome, config.rootDir);
+      if (failure) throw failure;
+    },
+    (error) => () => {
+      throw error;
+    }
+  );
 }
 
 // src/pipeline/merged.ts
@@ -61700,10 +61709,10 @@ var run = async (args, io) => {
     skipIdentical: kind === "pr"
   };
   const log = terminalLog(io);
-  await checkBeforeRun(config, { harnessRoot: PACKAGE_ROOT, exec: actionsExec(), log });
+  const check = startCheck(config, { harnessRoot: PACKAGE_ROOT, exec: actionsExec(), log });
   makeOutputDir(runOptions2.outDir, values["out-dir"]);
   if (shard !== void 0) {
-    const sharded = shardedOptions(runOptions2, shard, balance, log);
+    const sharded = shardedOptions({ ...runOptions2, check }, shard, balance, log);
     const measured2 = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
     io.stderr(
       `shard ${shard.index}/${shard.count}: ${measured2.results.cases.length} results: ${measured2.resultsPath}
@@ -61712,7 +61721,7 @@ join the shards with: kernelgate merge DIR... --shards ${shard.count}
     );
     return EXIT_PASS;
   }
-  const measured = await fullRun(runOptions2, { exec: actionsExec(), log });
+  const measured = await fullRun({ ...runOptions2, check }, { exec: actionsExec(), log });
   io.stderr(`results: ${measured.resultsPath}
 `);
   const status = judgeAndPrint(

@@ -54252,6 +54252,7 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
+  if (options.check !== void 0) (await options.check)();
   const cacheDir = options.buildCacheDir ?? join21(options.workspace, ".kernelgate", "build");
   const buildsPath = join21(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
@@ -55903,18 +55904,26 @@ function checkFailure(outcome, root) {
   const head = `kernelgate check: ${errors.length} problem${errors.length === 1 ? "" : "s"} in the configuration (run \`kernelgate check\` to see them again):`;
   return new InputError([head, ...lines].join("\n"), lines, sites);
 }
-async function checkBeforeRun(config, options) {
-  const outcome = await checkRepository(config.rootDir, {
+function startCheck(config, options) {
+  return checkRepository(config.rootDir, {
     harnessRoot: options.harnessRoot,
     exec: options.exec,
     ...config.configFile !== void 0 ? { configFile: config.configFile } : {}
-  });
-  for (const p of outcome.problems) {
-    if (p.level === "warning") options.log.warning(describeProblem(p).replace(": warning: ", ": "));
-  }
-  for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
-  const failure = checkFailure(outcome, config.rootDir);
-  if (failure) throw failure;
+  }).then(
+    (outcome) => () => {
+      for (const p of outcome.problems) {
+        if (p.level === "warning") {
+          options.log.warning(describeProblem(p).replace(": warning: ", ": "));
+        }
+      }
+      for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
+      const failure = checkFailure(outcome, config.rootDir);
+      if (failure) throw failure;
+    },
+    (error2) => () => {
+      throw error2;
+    }
+  );
 }
 
 // src/pipeline/merged.ts
@@ -60801,12 +60810,12 @@ function defaultDeps(carried = {}) {
         endGroup: () => endGroup(),
         warning: (message) => warning(message)
       };
-      await checkBeforeRun(options.config, {
+      const check = startCheck(options.config, {
         harnessRoot: options.harnessRoot,
         exec: actionsExec(),
         log
       });
-      return fullRun(options, { exec: actionsExec(), log });
+      return fullRun({ ...options, check }, { exec: actionsExec(), log });
     }
   };
 }
