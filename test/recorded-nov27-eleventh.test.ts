@@ -1,0 +1,78 @@
+// Issues 27 and 28's runs of 2026-11-27, 13:19-13:31 UTC (test/fixtures/recorded/README.md, "One
+// H100, 2026-11-27, eleventh session"), judged again with today's code. Bundle, harness and kernels
+// of 773e927 (the workers started ahead, the doctor's reads at once, correctness.seconds), through
+// scripts/device/go.sh, one store, fastjsonschema installed; one H100 (nvidia-h100-x1, NVIDIA H100
+// 80GB HBM3, serial 1753124018107), two calls on the same warm machine:
+//   run 102: a push (cold build and tunings)
+//   run 103: the same call, after it: the attention one-file pull request
+//   run 104: the next call: the same pull request again
+//   run 105: the same call: scripts/fa-experiment.py (test/python/test_fa_experiment.py)
+import { describe, expect, it } from 'vitest';
+import {
+  expectAsOnTheMachine,
+  expectOneVariantTimed,
+  gpuLines,
+  gzText,
+  judgedNow as judged,
+  loadGz,
+  wallOf,
+} from './support/recorded.js';
+
+const HEADLINE = /S=4096/;
+
+describe('one H100, serial 1753124018107', () => {
+  it('run 102, the push: every variant passes, tails included; issue 28 figures, unpaired', () => {
+    const NAME = 'push-h100-run102';
+    const doc = loadGz(NAME);
+    expect(gpuLines(NAME)[0]).toContain('1753124018107');
+    expect(doc.cases).toHaveLength(217);
+    const notPassed = doc.cases.filter(
+      (c) => c.status !== 'skipped' && c.correctness?.status !== 'PASS',
+    );
+    expect(notPassed).toEqual([]);
+    expect(gzText(NAME, 'action.log.gz')).toContain(
+      'build attention/cuda_fa_wgmma: built in 9.1 s; sass sm_90a; HGMMA x236, FFMA x1224; max 168 registers; 0 bytes spilled',
+    );
+    // SDPA default's median over our fastest's on the eight headline cases (cuda_fa_wgmma on
+    // each), before the TMA-store epilogue: 0.946-1.030x (docs/results.md)
+    const ms = (variant: string, id: string) =>
+      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
+    const ratios = doc.cases
+      .filter((c) => c.variant === 'sdpa_default' && HEADLINE.test(c.case))
+      .map((c) => {
+        const ours = ['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => ms(v, c.case));
+        expect(Math.min(...ours)).toBe(ms('cuda_fa_wgmma', c.case));
+        return Number((ms('sdpa_default', c.case) / Math.min(...ours)).toFixed(3));
+      });
+    expect(ratios).toEqual([0.975, 0.984, 1.027, 0.988, 0.969, 0.946, 1.03, 0.961]);
+    // BSR per useful FLOP (a quarter of dense's): 0.65x fp16, 0.63x bf16
+    const bsr = ['fp16', 'bf16'].map((t) => {
+      const id = `dtype=${t},M=8192,N=8192,K=8192,block=128,topk=16`;
+      return Number(((ms('cublas_dense', id) * 0.25) / ms('cuda_bsr_wgmma_ws', id)).toFixed(2));
+    });
+    expect(bsr).toEqual([0.65, 0.63]);
+    expect(wallOf(NAME)).toBe(399.3);
+  });
+
+  it('runs 103 and 104, the one-file pull request: 96.0 and 93.8 s, over the 90 s asked', () => {
+    const walls: number[] = [];
+    for (const NAME of ['one-variant-attention-h100-run103', 'one-variant-attention-h100-run104']) {
+      const doc = loadGz(NAME);
+      expectOneVariantTimed(doc, 189);
+      expect(doc.cases.filter((c) => c.identical?.control === true)).toHaveLength(25);
+      expectAsOnTheMachine(NAME, doc, judged(NAME), [0, 0, 216, 0]);
+      walls.push(wallOf(NAME));
+    }
+    expect(walls).toEqual([96.0, 93.8]);
+    // where run 104's time went: the harness 86.7 s (verify 28.7, timing 31.1 of it warm-ups
+    // 5.4, tails 5.2), the doctor 3.1 s
+    const s = loadGz('one-variant-attention-h100-run104').run.stage_seconds!;
+    expect([s.harness, s.verify, s.bench, s['bench warm-up'], s.tails, s.doctor]).toEqual([
+      86.671, 28.683, 31.108, 5.435, 5.195, 3.147,
+    ]);
+    // the report's time line: the checks by variant (correctness.seconds), first seen on a GPU
+    expect(gzText('one-variant-attention-h100-run104', 'report.md.gz')).toContain(
+      'checks by variant: attention/triton\\_fa2 7 s, attention/cublas\\_attn 3 s, attention/sdpa\\_cudnn 3 s, 13 more 9 s',
+    );
+  });
+});
