@@ -27,7 +27,13 @@ from .paired_run import PairedRunner
 from .planning import CasePlan, split_list
 from .progress import PREFIX, say
 from .results import add_ceiling_percentages, ceilings_from, kernel_info, run_selection
-from .workers import WorkerHandle
+from .workers import WorkerHandle, settle_exits
+
+
+def detect_device():
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class Harness:
@@ -35,7 +41,7 @@ class Harness:
         self.args = args
         self.fault = args.fault if args.fault is not None else os.environ.get("KERNELGATE_FAULT")
         faults.parse(self.fault)
-        self.device = args.device if args.device != "auto" else self._detect_device()
+        self.device = args.device if args.device != "auto" else detect_device()
         self.builds = read_builds(args.builds)
         started = time.time()
         self.document = Document(args.out, run_info(args.run_id), not args.no_timing, started)
@@ -79,12 +85,6 @@ class Harness:
             say(f"paired A/B off: the base revision's kernels cannot be read: {e}")
             return {}
 
-
-    @staticmethod
-    def _detect_device():
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
 
     def options(self):
         return self.opts.as_dict()
@@ -222,9 +222,10 @@ class Harness:
             # The kernel's tails in the same worker, verified only (tails.py).
             tails.verify_kernel(self, m, variant_filter, handle, say)
         finally:
-            handle.stop()
+            # their exit overlaps the next kernel's set-up; waited for before anything is timed
+            handle.stop_later()
             if base is not None:
-                base.stop()
+                base.stop_later()
 
     def base_worker(self, m, lane, quiet=False):
         """The base revision's worker for kernel m on the lane's GPU (paired), else None: said unless `quiet`."""
@@ -255,6 +256,7 @@ class Harness:
         return self.runner.run_case(handle, m, case, variants, timeout_s, timing, first_seed_only)
 
     def finish(self, manifests):
+        settle_exits()  # every worker gone before the calibration and the last write
         self.doc["kernels"] = [kernel_info(m, self.doc["cases"]) for m in manifests]
         env = self.doc["environment"]
         ceilings = ceilings_from(self.doc["cases"])

@@ -6,7 +6,7 @@ from typing import Any
 
 from .document import Document
 from .progress import say
-from .workers import EXIT_CONTEXT_LOST, WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, exit_description, finish_init
+from .workers import EXIT_CONTEXT_LOST, WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, exit_description, finish_init, settle_exits
 
 
 class CaseRunner:
@@ -44,6 +44,8 @@ class CaseRunner:
                     job["timing"] = False  # verified only (the tails, tails.py)
                 if any(v in first_seed_only for v in group):
                     job["first_seed_only"] = [v for v in group if v in first_seed_only]
+                if timing and self.timing:
+                    settle_exits()  # the last kernel's workers gone before anything is timed
                 reply = handle.request(
                     job,
                     deadline_s,

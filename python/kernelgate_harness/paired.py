@@ -13,7 +13,7 @@ import time
 
 from .stats import THROTTLED_BELOW, PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
 from .timing import refuse_zero_time
-from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, begin_init, exit_description, finish_init
+from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, begin_init, exit_description, finish_init, settle_exits
 
 ORDER = "ABBA"
 CONFIDENCE = 0.99
@@ -256,6 +256,8 @@ class PairedCase:
                 key = phase if arm == "head" else f"base {phase}"
                 self.phase_s[key] = self.phase_s.get(key, 0.0) + sec
         h_timed, b_timed = replies["head"]["timed"], replies["base"]["timed"]
+        if self.opt["timing"] and h_timed:
+            settle_exits()  # the last kernel's workers gone before anything is timed
         t0 = time.perf_counter()
         samples, stops, spent = self.sample(h_timed, [v for v in b_timed if v in h_timed]) if self.opt["timing"] and h_timed else ({}, {}, {})
         self.phase_s["bench"] = time.perf_counter() - t0

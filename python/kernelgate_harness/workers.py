@@ -14,6 +14,14 @@ WORKER_START_TIMEOUT_S = 300
 
 START_LOCK = threading.Lock()
 
+# Workers asked to quit and not yet waited for (WorkerHandle.stop_later): their exit (the
+# interpreter's and the CUDA context's teardown, gigabytes of the caching allocator freed) runs
+# while the next kernel sets up and verifies; settle_exits() waits for them before anything is timed.
+EXITING: list = []
+EXITING_LOCK = threading.Lock()
+# How long a worker asked to quit may take to exit before it is killed.
+EXIT_WAIT_S = 10
+
 
 class WorkerTimeout(Exception):
     def __init__(self, current, waited_s):
@@ -122,13 +130,45 @@ class WorkerHandle:
         if self.proc is not None and self.proc.is_alive():
             try:
                 self.conn.send({"op": "quit"})
-                self.proc.join(10)
+                self.proc.join(EXIT_WAIT_S)
             except (BrokenPipeError, OSError):
                 pass
         self.kill()
 
+    def stop_later(self):
+        """stop() without waiting for the worker to exit: the process joins EXITING, which
+        settle_exits() waits for (and kills what is still there after EXIT_WAIT_S). The handle
+        forgets it; a later request starts a new worker."""
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send({"op": "quit"})
+            except (BrokenPipeError, OSError):
+                self.kill()
+                return
+            with EXITING_LOCK:
+                EXITING.append(self.proc)
+            self.proc = None
+            return
+        self.kill()
+
     def is_alive(self):
         return self.proc is not None and self.proc.is_alive()
+
+
+def settle_exits():
+    """Waits for the workers stop_later() let go, each EXIT_WAIT_S at most, then killed: before
+    anything is timed (a process tearing down its CUDA context beside a timed one is noise in its
+    samples) and before the harness writes its last results. The seconds waited."""
+    t0 = time.perf_counter()
+    while True:
+        with EXITING_LOCK:
+            if not EXITING:
+                return time.perf_counter() - t0
+            proc = EXITING.pop(0)
+        proc.join(EXIT_WAIT_S)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
 
 
 def begin_init(handle):
