@@ -21,6 +21,11 @@
 // m64n176k16, P V 11 k-steps of 16 keys), 128 for D = 64 and causal. -DKG_FA_BLOCK_N=128 gives
 // every instance 128 keys. The default since 2026-11-27 (run 90, scripts/fa-experiment.py on an
 // H100: 1.3 % (fp16) and 2.1 % (bf16) faster than 128 keys at B16 H96 S4096 D128).
+// -DKG_FA_D64_BLOCK_N=192 gives the non-causal D = 64 instances 192 keys (FlashAttention-3's
+// kBlockN at head dim 64 without the causal mask: S m64n192k16, P V 12 k-steps); an experiment's
+// option, not yet run on a GPU. With three consumer warpgroups it spills: S(j + 1), P(j) and O
+// in flight together are 96 + 48 + 32 registers of the 160 (FA3 keeps this tile's P in shared
+// memory), and ptxas serialises those instances' wgmmas (C7512).
 //
 // At D = 64 the CTA has three consumer warpgroups (192 query rows, 512 threads, setmaxnreg 32/160,
 // the ping-pong a round of three on named barriers 1-3): FlashAttention-3's tile at head dim 64,
@@ -67,6 +72,11 @@
 #ifndef KG_FA_BLOCK_N
 #define KG_FA_BLOCK_N 176
 #endif
+// Keys per tile of the non-causal D = 64 instances (128, the default, or 192); causal D = 64
+// keeps 128, as FlashAttention-3 does.
+#ifndef KG_FA_D64_BLOCK_N
+#define KG_FA_D64_BLOCK_N 128
+#endif
 // 1 (the default with the producer warpgroup): the D = 64 instances have three consumer
 // warpgroups (192 query rows per CTA, 512 threads, setmaxnreg 32/160: FlashAttention-3's tile at
 // head dim 64); 0: two, as D = 128. Needs the producer warpgroup.
@@ -86,7 +96,7 @@
 // the item's last one has retired), in the TMA's 128-byte swizzle, and one of its threads stores
 // them with TMA, instead of every thread's 4-byte stores to global memory. On an H100 (2026-11-27,
 // run 105, scripts/fa-experiment.py beside two builds of the same code, which differed by 0.0-1.4 %)
-// 2.3-4.0 % faster at D = 128 (causal or not), within 0.3 % at D = 64. 0: the threads' stores.
+// 2.3-4.4 % faster at D = 128 (causal or not), 0.0-1.1 % at D = 64. 0: the threads' stores.
 // Not with KG_FA_PERSISTENT, whose producer refills the Q buffer for the next item.
 #ifndef KG_FA_TMA_STORE
 #define KG_FA_TMA_STORE (!KG_FA_PERSISTENT)
@@ -119,13 +129,16 @@ static_assert(!KG_FA_D64_WG3 || KG_FA_PRODUCER_WG, "KG_FA_D64_WG3 needs the prod
 static_assert(!KG_FA_PERSISTENT || KG_FA_PRODUCER_WG, "KG_FA_PERSISTENT needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
 static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
               "KG_FA_TMA_STORE writes the output through the Q buffer, which KG_FA_PERSISTENT refills");
-// Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N for the non-causal D = 128 instances.
+// Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
+// non-causal D = 128 / D = 64 instances.
 template <int kD, bool kCausal>
 constexpr int block_n() {
-  return kD == 128 && !kCausal ? KG_FA_BLOCK_N : 128;
+  return kCausal ? 128 : kD == 128 ? KG_FA_BLOCK_N : KG_FA_D64_BLOCK_N;
 }
 static_assert(KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
               "KG_FA_BLOCK_N must be 128 or 176 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
+static_assert(KG_FA_D64_BLOCK_N == 128 || KG_FA_D64_BLOCK_N == 192,
+              "KG_FA_D64_BLOCK_N must be 128 or 192 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
 constexpr bool kProducerWG = KG_FA_PRODUCER_WG != 0;
 // Threads of a CTA with kWGs consumer warpgroups, the producer warpgroup's 128 included.
 template <int kWGs>
@@ -171,11 +184,11 @@ struct Layout {
   // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent)
   static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + KG_FA_PERSISTENT) * 8;
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
-  // 2 stages, 209 KB); D = 64: up to 6.
+  // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2).
   static_assert(kSmemBytes <= kSmemLimit,
                 "KG_FA_STAGES: Q and the K and V rings need more than the 227 KB of shared memory a CTA may have "
                 "at the head dim kD and key tile kBlockN of the instantiation named below (D = 128 takes at most 3 "
-                "stages, 2 with KG_FA_BLOCK_N=176; D = 64 at most 6)");
+                "stages, 2 with KG_FA_BLOCK_N=176; D = 64 at most 6, 4 with KG_FA_D64_BLOCK_N=192)");
 };
 
 // Barriers after the buffers: Q full, then K full, V full, K empty, V empty (kStages each), then
@@ -372,7 +385,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk) {
         // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
-        // keys are 11 steps); lbo steps between the 64-column boxes, sbo between 8-row groups.
+        // keys are 11 steps, 192 12); lbo steps between the 64-column boxes, sbo between 8-row groups.
         const uint32_t v_addr = s_v + s * L::kKVBytes + kk * 16 * 128;
         kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
       }

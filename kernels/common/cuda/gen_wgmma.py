@@ -65,8 +65,9 @@ def render():
         "template <typename T, int kN>\nstruct WgmmaRS;\n"
     ]
     for ctype, ptx_type in TYPES.items():
-        # 128: the key tile of every default instance; 176: fa_wgmma.cu's -DKG_FA_BLOCK_N=176
-        for n in (128, 176):
+        # 128: the key tile of every default instance; 176: fa_wgmma.cu's -DKG_FA_BLOCK_N=176;
+        # 192: its -DKG_FA_D64_BLOCK_N=192
+        for n in (128, 176, 192):
             parts.append(ss(ctype, ptx_type, n))
         for n in (64, 128):
             parts.append(rs(ctype, ptx_type, n))
