@@ -167,7 +167,7 @@ def fa_label(mangled):
 
 def parse_ptxas(log, label=fa_label):
     """Per kernel instance (named by label(its mangled name)): registers, stack, spills from
-    `-Xptxas -v`; and every ptxas warning line (C7514 "wgmma serialized" and kin)."""
+    `-Xptxas -v`; and every ptxas warning and performance-loss line (C7514, C7512: "wgmma serialized")."""
     instances, current = [], None
     for line in log.splitlines():
         m = re.search(r"Compiling entry function '([^']+)'", line)
@@ -181,7 +181,9 @@ def parse_ptxas(log, label=fa_label):
         m = re.search(r"Used (\d+) registers", line)
         if m and current is not None:
             current["registers"] = int(m.group(1))
-    warnings = [line.strip() for line in log.splitlines() if re.search(r"warning", line, re.IGNORECASE)]
+    # ptxas's warnings, and its "Potential Performance Loss" info lines (C7514, C7512: serialised
+    # wgmma), which say the build runs slow while it succeeds
+    warnings = [line.strip() for line in log.splitlines() if re.search(r"warning|Potential Performance Loss", line, re.IGNORECASE)]
     return instances, warnings
 
 

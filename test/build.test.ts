@@ -453,6 +453,8 @@ describe('parsers', () => {
       "ptxas info    : (C7519) warpgroup.arrive is injected in around line 192 by compiler to allow use of registers in GMMA in function '_Z1fv'",
       "ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline stage in the function '_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI6__halfLi64ELb1EEEv14CUtensorMap_stS2_S2_PT_iiif'",
       'ptxas info    : Used 186 registers, used 1 barriers',
+      // nvcc 13.0, fa_wgmma.cu with -DKG_FA_D64_BLOCK_N=192 (2026-11-27): "for the function"
+      "ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the function '_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI6__halfLi64ELb0ELi192ELi3EEEv14CUtensorMap_stS2_S2_S2_PT_iiif'",
     ].join('\n');
     expect(parsePtxasPerformanceNotes(log)).toEqual([
       {
@@ -460,6 +462,12 @@ describe('parsers', () => {
         text: 'wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of a wgmma between start and end of the pipeline stage',
         function:
           '_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI6__halfLi64ELb1EEEv14CUtensorMap_stS2_S2_PT_iiif',
+      },
+      {
+        id: 'C7512',
+        text: 'wgmma.mma_async instructions are serialized due to insufficient register resources',
+        function:
+          '_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI6__halfLi64ELb0ELi192ELi3EEEv14CUtensorMap_stS2_S2_S2_PT_iiif',
       },
     ]);
   });

@@ -63,13 +63,16 @@ export interface PtxasPerformanceNote {
 
 /**
  * ptxas's performance-loss notes from `ptxas -v` output. The one that matters on Hopper is
- * C7514: every wgmma of the function waits for the one before, which takes the asynchrony
- * (and most of the speed) out of a wgmma kernel while the build still "succeeds".
+ * C7514 (and C7512, when the registers run short): every wgmma of the function waits for the one
+ * before, which takes the asynchrony (and most of the speed) out of a wgmma kernel while the
+ * build still "succeeds".
  */
 export function parsePtxasPerformanceNotes(log: string): PtxasPerformanceNote[] {
   const notes: PtxasPerformanceNote[] = [];
   for (const line of log.split(/\r?\n/)) {
-    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
+    // C7514 says "in the function", C7512 (too few registers) "for the function"
+    const m =
+      /\((C\d+)\) Potential Performance Loss: (.*?)\s+(?:in|for) the function '([^']+)'/.exec(line);
     if (m)
       notes.push({ id: m[1] ?? '', text: (m[2] ?? '').replace(/\s+/g, ' '), function: m[3] ?? '' });
   }
