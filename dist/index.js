@@ -47187,7 +47187,7 @@ function parsePtxasInfo(log) {
 function parsePtxasPerformanceNotes(log) {
   const notes = [];
   for (const line of log.split(/\r?\n/)) {
-    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
+    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+(?:in|for) the function '([^']+)'/.exec(line);
     if (m)
       notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
   }
