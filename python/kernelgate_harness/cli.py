@@ -41,8 +41,9 @@ class Harness:
         self.args = args
         self.fault = args.fault if args.fault is not None else os.environ.get("KERNELGATE_FAULT")
         faults.parse(self.fault)
-        self.device = args.device if args.device != "auto" else detect_device()
         self.builds = read_builds(args.builds)
+        self.early = env_probe.start_early(args, self.fault, self.builds)  # before torch is imported here
+        self.device = args.device if args.device != "auto" else detect_device()
         started = time.time()
         self.document = Document(args.out, run_info(args.run_id), not args.no_timing, started)
         # The lanes' threads (lanes.py) and the tails (tails.py) add to the document under its lock.
@@ -119,7 +120,7 @@ class Harness:
         several = len(self.gpus) > 1 or (bool(self.gpus) and self.gpus[0] != self.visible[0])
         first_lane = lanes.Lane(0, self.gpus[0], self.device != "cuda") if several else None
         # The environment probe's worker goes on to run the first kernel: one start-up fewer.
-        first = self.worker_handle(manifests[0], first_lane)
+        first = env_probe.first_worker(self.early, manifests[0], several) or self.worker_handle(manifests[0], first_lane)
         self.first_device = env_probe.read_environment(first, self.document, self.device, self.visible, self.gpus)
         stage_s["environment"] = time.time() - t0
         self.write()

@@ -6,16 +6,50 @@ from typing import Any
 
 from . import lanes
 from .document import Document
+from .manifest import ManifestError, discover
+from .options import Options
+from .planning import split_list
 from .progress import say
-from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout
+from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerHandle, WorkerTimeout
+
+
+def start_early(args: Any, fault: str | None, builds: list[dict[str, Any]]) -> WorkerHandle | None:
+    """The first kernel's worker, started before the harness's own process imports torch to find
+    the device: the worker imports torch as it starts (worker.main), so the two imports (about
+    2 s each on the H100 runner) overlap. Its options' device is None until the environment
+    probe's request brings it (read_environment). None when the kernels cannot be read: run()
+    says why, as it always did."""
+    try:
+        manifests = discover(args.kernels, split_list(args.only))
+    except ManifestError:
+        return None
+    if not manifests:
+        return None
+    handle = WorkerHandle(manifests[0], Options.from_args(args, None, fault, builds).as_dict())  # type: ignore[arg-type]
+    handle.start()
+    return handle
+
+
+def first_worker(early: WorkerHandle | None, manifest: Any, several: bool) -> WorkerHandle | None:
+    """The worker start_early started, for the first kernel on one GPU; None otherwise (several
+    lanes pin their workers to their GPUs): then it is let go."""
+    if early is None:
+        return None
+    if several or early.manifest["name"] != manifest.name:
+        early.stop_later()
+        return None
+    return early
 
 
 def read_environment(handle: Any, document: Document, device: str, visible: list[str], gpus: list[str]) -> dict[str, Any] | None:
     """Fills the document's environment from the worker's probe; returns cases[].device of the
     first lane (or of the one GPU), None without a visible GPU."""
     first_device = None
+    # the device, for a worker started before it was known (start_early); a restart of the
+    # worker takes it from its options
+    handle.options["device"] = device
     try:
-        reply = handle.request({"op": "env"}, WORKER_START_TIMEOUT_S)
+        reply = handle.request({"op": "env", "device": device}, WORKER_START_TIMEOUT_S)
         if reply.get("op") == "env":
             env = reply["env"]
             probed = env.pop("device", None)

@@ -312,6 +312,10 @@ def main(conn, current, manifest, options):
     if options.get("import_root"):
         import_root(manifest["module"], options["import_root"])
     CURRENT["array"] = current
+    # torch before the first message: most of a worker's start-up, here while the parent may still
+    # be finding the device (env_probe.start_early: the environment probe's request brings it)
+    import torch  # noqa: F401
+
     worker = None
     while True:
         msg = conn.recv()
@@ -322,6 +326,7 @@ def main(conn, current, manifest, options):
             if op == "env":
                 from .environment import collect
 
+                options["device"] = msg.get("device") or options["device"]
                 conn.send({"op": "env", "env": collect(options["device"])})
             elif op == "init":
                 worker = Worker(current, manifest, options)

@@ -67,3 +67,27 @@ def test_settle_waits_for_a_worker_let_go_and_kills_one_that_does_not_exit(monke
     monkeypatch.setattr(workers, "EXITING", [stuck])
     workers.settle_exits()
     assert stuck.exitcode is not None and stuck.exitcode < 0 and workers.EXITING == []
+
+
+def test_the_worker_started_early_is_the_first_kernels_on_one_gpu_and_let_go_otherwise():
+    """env_probe.first_worker: the worker start_early started before the device was known runs the
+    first kernel when the run has one lane; with several lanes (each pins its workers to its GPU)
+    or another first kernel it is let go (stop_later)."""
+    import types
+
+    from kernelgate_harness import env_probe
+
+    class Early:
+        def __init__(self, name):
+            self.manifest = {"name": name}
+            self.let_go = False
+
+        def stop_later(self):
+            self.let_go = True
+
+    gemm = types.SimpleNamespace(name="gemm")
+    early = Early("gemm")
+    assert env_probe.first_worker(early, gemm, several=False) is early and not early.let_go
+    for early, several in ((Early("gemm"), True), (Early("attention"), False)):
+        assert env_probe.first_worker(early, gemm, several) is None and early.let_go
+    assert env_probe.first_worker(None, gemm, several=False) is None
