@@ -7,6 +7,15 @@
 //   run 103: the same call, after it: the attention one-file pull request
 //   run 104: the next call: the same pull request again
 //   run 105: the same call: scripts/fa-experiment.py (test/python/test_fa_experiment.py)
+// and, at 14:05-14:18 UTC, bundle, harness and kernels of af65896 (the TMA-store epilogue the
+// default; the configuration's check read beside the doctor, the workers' exit beside the next
+// kernel's set-up, the first worker started before the harness imports torch, the repeat check
+// slice by slice), another H100 (serial 1753024018543), three calls on the same warm machine:
+//   run 106: a push (cold build and tunings)
+//   run 107: the same call, after it: the attention one-file pull request
+//   run 108: the next call: the same pull request again
+//   run 109: the same call: scripts/bsr-experiment.py (test/python/test_bsr_experiment.py)
+//   run 110: the next call: the pull request that changes the harness (the whole set)
 import { describe, expect, it } from 'vitest';
 import {
   expectAsOnTheMachine,
@@ -74,5 +83,73 @@ describe('one H100, serial 1753124018107', () => {
     expect(gzText('one-variant-attention-h100-run104', 'report.md.gz')).toContain(
       'checks by variant: attention/triton\\_fa2 7 s, attention/cublas\\_attn 3 s, attention/sdpa\\_cudnn 3 s, 13 more 9 s',
     );
+  });
+});
+
+describe('one H100, serial 1753024018543', () => {
+  it('run 106, the push: every variant passes with the TMA-store epilogue, tails included', () => {
+    const NAME = 'push-h100-run106';
+    const doc = loadGz(NAME);
+    expect(gpuLines(NAME)[0]).toContain('1753024018543');
+    expect(doc.cases).toHaveLength(217);
+    const notPassed = doc.cases.filter(
+      (c) => c.status !== 'skipped' && c.correctness?.status !== 'PASS',
+    );
+    expect(notPassed).toEqual([]);
+    expect(gzText(NAME, 'action.log.gz')).toContain(
+      'build attention/cuda_fa_wgmma: built in 9.2 s; sass sm_90a; HGMMA x236, FFMA x1224; max 168 registers; 0 bytes spilled',
+    );
+    // issue 28, unpaired: SDPA default's median over cuda_fa_wgmma's (our fastest on each)
+    const ms = (variant: string, id: string) =>
+      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
+    const ratios = doc.cases
+      .filter((c) => c.variant === 'sdpa_default' && HEADLINE.test(c.case))
+      .map((c) => {
+        const ours = ['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => ms(v, c.case));
+        expect(Math.min(...ours)).toBe(ms('cuda_fa_wgmma', c.case));
+        return Number((ms('sdpa_default', c.case) / Math.min(...ours)).toFixed(3));
+      });
+    expect(ratios).toEqual([0.988, 1.001, 0.999, 0.992, 1.047, 0.984, 1.035, 0.971]);
+    expect(wallOf(NAME)).toBe(366.8);
+  });
+
+  it('runs 107 and 108, the one-file pull request: 78.9 and 69.7 s, within the 90 s asked', () => {
+    const walls: number[] = [];
+    for (const NAME of ['one-variant-attention-h100-run107', 'one-variant-attention-h100-run108']) {
+      const doc = loadGz(NAME);
+      expectOneVariantTimed(doc, 189);
+      expect(doc.cases.filter((c) => c.identical?.control === true)).toHaveLength(25);
+      expectAsOnTheMachine(NAME, doc, judged(NAME), [0, 0, 216, 0]);
+      expect(gzText(NAME, 'action.log.gz')).toContain(
+        '(validated by fastjsonschema 2.22.2 against schema/results.schema.json)',
+      );
+      walls.push(wallOf(NAME));
+    }
+    expect(walls).toEqual([78.9, 69.7]);
+    // against run 104 (93.8 s): the environment probe 0.1 s (1.9), gemm 2.8 s (4.7: its
+    // workers' exit now overlaps attention's set-up), bsr_gemm 3.0 s (5.0), verify 24.4 (28.7)
+    const s = loadGz('one-variant-attention-h100-run107').run.stage_seconds!;
+    expect([s.harness, s.environment, s.gemm, s.bsr_gemm, s.verify, s.bench]).toEqual([
+      75.02, 0.107, 2.787, 3.011, 24.379, 33.422,
+    ]);
+  });
+
+  it('run 110, the whole set as a pull request: 163.6 s on one H100, 0 SLOWER/FASTER, 1 AMBIGUOUS', () => {
+    const NAME = 'harness-pr-h100-run110';
+    const doc = loadGz(NAME);
+    expect(doc.cases.filter((c) => c.identical)).toHaveLength(94);
+    const j = judged(NAME);
+    expectAsOnTheMachine(NAME, doc, j, [0, 0, 215, 1]);
+    expect(j.cases.filter((c) => c.perf === 'AMBIGUOUS').map((c) => c.variant)).toEqual([
+      'cuda_bsr_wgmma_ws',
+    ]);
+    expect(wallOf(NAME)).toBe(163.6);
+    // issue 28, paired (head arm): SDPA default's median over cuda_fa_wgmma's
+    const ms = (variant: string, id: string) =>
+      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
+    const ratios = doc.cases
+      .filter((c) => c.variant === 'sdpa_default' && HEADLINE.test(c.case))
+      .map((c) => Number((ms('sdpa_default', c.case) / ms('cuda_fa_wgmma', c.case)).toFixed(3)));
+    expect(ratios).toEqual([0.994, 1.038, 1.045, 0.996, 0.993, 1.014, 1.06, 0.999]);
   });
 });
