@@ -19,42 +19,32 @@
 import { describe, expect, it } from 'vitest';
 import {
   expectAsOnTheMachine,
+  expectEveryCasePassed,
   expectOneVariantTimed,
   gpuLines,
   gzText,
+  headlineRatios,
   judgedNow as judged,
   loadGz,
   wallOf,
 } from './support/recorded.js';
-
-const HEADLINE = /S=4096/;
 
 describe('one H100, serial 1753124018107', () => {
   it('run 102, the push: every variant passes, tails included; issue 28 figures, unpaired', () => {
     const NAME = 'push-h100-run102';
     const doc = loadGz(NAME);
     expect(gpuLines(NAME)[0]).toContain('1753124018107');
-    expect(doc.cases).toHaveLength(217);
-    const notPassed = doc.cases.filter(
-      (c) => c.status !== 'skipped' && c.correctness?.status !== 'PASS',
-    );
-    expect(notPassed).toEqual([]);
+    expectEveryCasePassed(NAME, doc);
     expect(gzText(NAME, 'action.log.gz')).toContain(
       'build attention/cuda_fa_wgmma: built in 9.1 s; sass sm_90a; HGMMA x236, FFMA x1224; max 168 registers; 0 bytes spilled',
     );
     // SDPA default's median over our fastest's on the eight headline cases (cuda_fa_wgmma on
     // each), before the TMA-store epilogue: 0.946-1.030x (docs/results.md)
-    const ms = (variant: string, id: string) =>
-      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
-    const ratios = doc.cases
-      .filter((c) => c.variant === 'sdpa_default' && HEADLINE.test(c.case))
-      .map((c) => {
-        const ours = ['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => ms(v, c.case));
-        expect(Math.min(...ours)).toBe(ms('cuda_fa_wgmma', c.case));
-        return Number((ms('sdpa_default', c.case) / Math.min(...ours)).toFixed(3));
-      });
+    const ratios = headlineRatios(doc, 'cuda_fa_wgmma');
     expect(ratios).toEqual([0.975, 0.984, 1.027, 0.988, 0.969, 0.946, 1.03, 0.961]);
     // BSR per useful FLOP (a quarter of dense's): 0.65x fp16, 0.63x bf16
+    const ms = (variant: string, id: string) =>
+      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
     const bsr = ['fp16', 'bf16'].map((t) => {
       const id = `dtype=${t},M=8192,N=8192,K=8192,block=128,topk=16`;
       return Number(((ms('cublas_dense', id) * 0.25) / ms('cuda_bsr_wgmma_ws', id)).toFixed(2));
@@ -91,24 +81,12 @@ describe('one H100, serial 1753024018543', () => {
     const NAME = 'push-h100-run106';
     const doc = loadGz(NAME);
     expect(gpuLines(NAME)[0]).toContain('1753024018543');
-    expect(doc.cases).toHaveLength(217);
-    const notPassed = doc.cases.filter(
-      (c) => c.status !== 'skipped' && c.correctness?.status !== 'PASS',
-    );
-    expect(notPassed).toEqual([]);
+    expectEveryCasePassed(NAME, doc);
     expect(gzText(NAME, 'action.log.gz')).toContain(
       'build attention/cuda_fa_wgmma: built in 9.2 s; sass sm_90a; HGMMA x236, FFMA x1224; max 168 registers; 0 bytes spilled',
     );
     // issue 28, unpaired: SDPA default's median over cuda_fa_wgmma's (our fastest on each)
-    const ms = (variant: string, id: string) =>
-      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
-    const ratios = doc.cases
-      .filter((c) => c.variant === 'sdpa_default' && HEADLINE.test(c.case))
-      .map((c) => {
-        const ours = ['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => ms(v, c.case));
-        expect(Math.min(...ours)).toBe(ms('cuda_fa_wgmma', c.case));
-        return Number((ms('sdpa_default', c.case) / Math.min(...ours)).toFixed(3));
-      });
+    const ratios = headlineRatios(doc, 'cuda_fa_wgmma');
     expect(ratios).toEqual([0.988, 1.001, 0.999, 0.992, 1.047, 0.984, 1.035, 0.971]);
     expect(wallOf(NAME)).toBe(366.8);
   });
@@ -145,11 +123,7 @@ describe('one H100, serial 1753024018543', () => {
     ]);
     expect(wallOf(NAME)).toBe(163.6);
     // issue 28, paired (head arm): SDPA default's median over cuda_fa_wgmma's
-    const ms = (variant: string, id: string) =>
-      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
-    const ratios = doc.cases
-      .filter((c) => c.variant === 'sdpa_default' && HEADLINE.test(c.case))
-      .map((c) => Number((ms('sdpa_default', c.case) / ms('cuda_fa_wgmma', c.case)).toFixed(3)));
+    const ratios = headlineRatios(doc, 'cuda_fa_wgmma');
     expect(ratios).toEqual([0.994, 1.038, 1.045, 0.996, 0.993, 1.014, 1.06, 0.999]);
   });
 });

@@ -122,3 +122,31 @@ export function bisectStepVerdicts(name: string, variant: string, config: Config
     })
     .sort();
 }
+
+/** A push of the whole set: 217 cases, each verified and PASS but those skipped, tails included. */
+export function expectEveryCasePassed(name: string, results: KernelgateResults) {
+  expect(results.cases).toHaveLength(217);
+  const notPassed = results.cases.filter(
+    (c) => c.status !== 'skipped' && c.correctness?.status !== 'PASS',
+  );
+  expect(notPassed, name).toEqual([]);
+}
+
+/**
+ * Issue 28's figure: on each attention headline case (S=4096), SDPA default's median over the
+ * fastest of ours (triton_fa2, cuda_fa2, cuda_fa_wgmma), to three places; `fastest`, when given,
+ * must be ours on every one of them.
+ */
+export function headlineRatios(results: KernelgateResults, fastest?: string): number[] {
+  const ms = (variant: string, id: string) =>
+    results.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
+  return results.cases
+    .filter((c) => c.variant === 'sdpa_default' && /S=4096/.test(c.case))
+    .map((c) => {
+      const ours = Math.min(
+        ...['triton_fa2', 'cuda_fa2', 'cuda_fa_wgmma'].map((v) => ms(v, c.case)),
+      );
+      if (fastest !== undefined) expect(ours).toBe(ms(fastest, c.case));
+      return Number((ms('sdpa_default', c.case) / ours).toFixed(3));
+    });
+}
