@@ -3,8 +3,9 @@ manifest's, ptxas's report is read per kernel instance, a build whose output is 
 and is left out of the timing (run_case on the CPU, CUDA events stood in for), and with --dry-run (nvcc, no GPU) the default
 (the producer warpgroup, 176 keys in the non-causal D128 instances, three consumer warpgroups at
 D64), the 256-thread form, 128 keys everywhere and two consumers at D64 compile without spills,
-stack or serialised wgmma, 192 keys in the non-causal D64 instances builds but spills, while a ring
-too deep for shared memory and a key tile with no wgmma instance fail alone, with the static_assert's reason."""
+stack or serialised wgmma, 192 keys in the non-causal D64 instances builds but spills (and, with P
+passed through shared memory, builds clean), while a ring too deep for shared memory and a key tile
+with no wgmma instance fail alone, with the static_assert's reason."""
 
 import importlib.util
 import json
@@ -106,6 +107,7 @@ def dry_run(tmp_path_factory):
         "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--build", "pers=-DKG_FA_PERSISTENT=1",
         "--build", "stg=-DKG_FA_TMA_STORE=0", "--build", "tmapers=-DKG_FA_TMA_STORE=1,-DKG_FA_PERSISTENT=1",
         "--build", "d64n192=-DKG_FA_D64_BLOCK_N=192", "--build", "d64bad=-DKG_FA_D64_BLOCK_N=160",
+        "--build", "psmem=-DKG_FA_D64_BLOCK_N=192,-DKG_FA_D64_P_SMEM=1", "--build", "psbad=-DKG_FA_D64_P_SMEM=1",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -116,7 +118,7 @@ D64 = {f"{t} D64{c}" for t in ("fp16", "bf16") for c in ("", " causal")}
 
 def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fails_alone(dry_run):
     r, doc = dry_run
-    assert r.returncode == 1  # five builds failed; the other seven went on
+    assert r.returncode == 1  # six builds failed; the other eight went on
     builds = {b["name"]: b for b in doc["builds"]}
     for name in ("base", "old", "n128", "wg2", "pers", "stg"):
         b = builds[name]
@@ -173,9 +175,22 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     d64bad = builds["d64bad"]
     assert not d64bad["ok"]
     assert "static assertion failed" in d64bad["error"] and "KG_FA_D64_BLOCK_N must be 128 or 192" in d64bad["error"]
+    # The same 192-key tile with P passed through shared memory (KG_FA_D64_P_SMEM, FlashAttention-3's
+    # form there): each consumer warpgroup stores P into a buffer of its own and P V is an SS wgmma,
+    # so P's 48 registers are not live across S(j + 1). No stack, no spills, no serialised wgmma
+    # (nvcc 13.0), the same registers at launch; without KG_FA_D64_BLOCK_N=192 the static_assert.
+    psmem = builds["psmem"]
+    assert psmem["ok"], psmem.get("error")
+    assert psmem["warnings"] == []
+    assert regs["psmem"] == regs["d64n192"]
+    for inst in psmem["instances"]:
+        assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst
+    psbad = builds["psbad"]
+    assert not psbad["ok"]
+    assert "static assertion failed" in psbad["error"] and "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192" in psbad["error"]
     assert doc["failures"] == [
         f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
-        f"build d64bad: {d64bad['error']}",
+        f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}",
     ]
     assert "gpu" not in doc and "cases" not in doc  # --dry-run times nothing
 
@@ -209,6 +224,11 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     assert d64n192["HGMMA"] == builds["base"]["sass"]["HGMMA"] + 2 * 2 * (12 - 8)
     assert d64n192["USETMAXREG"] == 16 and d64n192["UTMASTG"] == 12
     assert (d64n192["LDL"], d64n192["STL"]) == (100, 188)
+    # P through shared memory: the same wgmmas in number (S 4 k-steps of m64n192k16, P V 12 of
+    # m64n64k16, now with A from a descriptor, B still transposed), and no local loads or stores
+    psmem = builds["psmem"]["sass"]
+    assert psmem["HGMMA"] == d64n192["HGMMA"] and psmem["USETMAXREG"] == 16 and psmem["UTMASTG"] == 12
+    assert psmem["LDL"] == psmem["STL"] == 0
 
 
 def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):

@@ -25,7 +25,8 @@
 // kBlockN at head dim 64 without the causal mask: S m64n192k16, P V 12 k-steps); an experiment's
 // option, not yet run on a GPU. With three consumer warpgroups it spills: S(j + 1), P(j) and O
 // in flight together are 96 + 48 + 32 registers of the 160 (FA3 keeps this tile's P in shared
-// memory), and ptxas serialises those instances' wgmmas (C7512).
+// memory), and ptxas serialises those instances' wgmmas (C7512). -DKG_FA_D64_P_SMEM=1 (with it)
+// does what FlashAttention-3 does there: P goes through shared memory (below), 0 stack or spills.
 //
 // At D = 64 the CTA has three consumer warpgroups (192 query rows, 512 threads, setmaxnreg 32/160,
 // the ping-pong a round of three on named barriers 1-3): FlashAttention-3's tile at head dim 64,
@@ -40,9 +41,11 @@
 // warpgroup waits only for S(j+1), then computes its online softmax while P(j)V(j) is still
 // in flight, and only then waits for O. P never touches shared memory: the accumulator
 // layout of m64nNk16 is, per warp, the A-register layout of the next wgmma, so P is repacked
-// in registers. TMA writes the 128-byte swizzle the descriptors describe; rows past the end
-// of a sequence read as zeros (3-D tensor maps: head dim, sequence, batch x head), and
-// masked scores are -inf before the row max, so tails need no other special case.
+// in registers (except under KG_FA_D64_P_SMEM: there the non-causal D = 64 instances store P,
+// after O's wait, into a shared-memory buffer per warpgroup, and P V takes A from there, an SS
+// wgmma with V MN-major as before). TMA writes the 128-byte swizzle the descriptors describe;
+// rows past the end of a sequence read as zeros (3-D tensor maps: head dim, sequence, batch x
+// head), and masked scores are -inf before the row max, so tails need no other special case.
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -76,6 +79,15 @@
 // keeps 128, as FlashAttention-3 does.
 #ifndef KG_FA_D64_BLOCK_N
 #define KG_FA_D64_BLOCK_N 128
+#endif
+// 1: the non-causal D = 64 instances (192 keys, three consumer warpgroups) pass P to P V through
+// shared memory (FlashAttention-3's form of that tile): after the softmax each consumer warpgroup
+// stores its 64 x kBlockN P tile into a buffer of its own, in the 128-byte swizzle of a K-major
+// wgmma A operand, and P V is an SS wgmma, so P's 48 registers are not live across S(j + 1).
+// 0 (the default): P stays in registers. Needs -DKG_FA_D64_BLOCK_N=192 and the three consumers,
+// not KG_FA_PERSISTENT. An experiment's option, not yet run on a GPU.
+#ifndef KG_FA_D64_P_SMEM
+#define KG_FA_D64_P_SMEM 0
 #endif
 // 1 (the default with the producer warpgroup): the D = 64 instances have three consumer
 // warpgroups (192 query rows per CTA, 512 threads, setmaxnreg 32/160: FlashAttention-3's tile at
@@ -139,6 +151,15 @@ static_assert(KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
               "KG_FA_BLOCK_N must be 128 or 176 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
 static_assert(KG_FA_D64_BLOCK_N == 128 || KG_FA_D64_BLOCK_N == 192,
               "KG_FA_D64_BLOCK_N must be 128 or 192 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
+static_assert(!KG_FA_D64_P_SMEM ||
+                  (KG_FA_D64_BLOCK_N == 192 && KG_FA_D64_WG3 && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT),
+              "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192 and three consumer warpgroups at D = 64 "
+              "(KG_FA_D64_WG3=1, KG_FA_PRODUCER_WG=1), and not KG_FA_PERSISTENT");
+// Whether an instance passes P through shared memory (KG_FA_D64_P_SMEM): the non-causal D = 64 ones.
+template <int kD, bool kCausal>
+__host__ __device__ constexpr bool p_in_smem() {
+  return KG_FA_D64_P_SMEM && kD == 64 && !kCausal;
+}
 constexpr bool kProducerWG = KG_FA_PRODUCER_WG != 0;
 // Threads of a CTA with kWGs consumer warpgroups, the producer warpgroup's 128 included.
 template <int kWGs>
@@ -167,7 +188,7 @@ constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA 
 __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
-template <int kD, int kBlockN, int kWGs>
+template <int kD, int kBlockN, int kWGs, bool kPSmem = false>
 struct Layout {
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
   static constexpr int kBlockM = 64 * kWGs;  // query rows per CTA
@@ -180,15 +201,23 @@ struct Layout {
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kQBytes;              // kStages K buffers
   static constexpr int kV = kK + kStages * kKVBytes;   // kStages V buffers
-  static constexpr int kBars = kV + kStages * kKVBytes;
+  // KG_FA_D64_P_SMEM: one P buffer per consumer warpgroup, [kBlockN / 64 boxes][64 rows][128
+  // bytes] (the K-major 128-byte swizzle, as Q's), 8 KB per box, so 1024-byte aligned.
+  static constexpr int kPBoxBytes = 64 * 128;
+  static constexpr int kPBytes = kPSmem ? kPBoxBytes * (kBlockN / 64) : 0;  // one warpgroup's
+  static_assert(!kPSmem || kBlockN % 64 == 0, "KG_FA_D64_P_SMEM: P in whole 64-key boxes");
+  static constexpr int kP = kV + kStages * kKVBytes;   // kWGs P buffers (none without kPSmem)
+  static constexpr int kBars = kP + kWGs * kPBytes;
   // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent)
   static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + KG_FA_PERSISTENT) * 8;
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
-  // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2).
+  // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2; with
+  // KG_FA_D64_P_SMEM 72 KB of P more: 2 stages, 193 KB).
   static_assert(kSmemBytes <= kSmemLimit,
                 "KG_FA_STAGES: Q and the K and V rings need more than the 227 KB of shared memory a CTA may have "
                 "at the head dim kD and key tile kBlockN of the instantiation named below (D = 128 takes at most 3 "
-                "stages, 2 with KG_FA_BLOCK_N=176; D = 64 at most 6, 4 with KG_FA_D64_BLOCK_N=192)");
+                "stages, 2 with KG_FA_BLOCK_N=176; D = 64 at most 6, 4 with KG_FA_D64_BLOCK_N=192, 2 with "
+                "KG_FA_D64_P_SMEM=1)");
 };
 
 // Barriers after the buffers: Q full, then K full, V full, K empty, V empty (kStages each), then
@@ -219,7 +248,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
                     const __grid_constant__ CUtensorMap o_map,
 #endif
                     T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
-  using L = Layout<kD, kBlockN, kWGs>;
+  constexpr bool kPSmem = p_in_smem<kD, kCausal>();
+  using L = Layout<kD, kBlockN, kWGs, kPSmem>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
@@ -349,6 +379,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // 4c + {2,3} the same columns of the second.
     const int row0 = m0 + warpgroup * 64 + warp_in_group * 16 + (lane >> 2);
     const int col_in_8 = (lane & 3) * 2;
+    // KG_FA_D64_P_SMEM: this warpgroup's P buffer
+    const uint32_t s_p = base + L::kP + warpgroup * L::kPBytes;
 
     float s_acc[kSRegs];
     float o_acc[kORegs];
@@ -387,7 +419,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
         // keys are 11 steps, 192 12); lbo steps between the 64-column boxes, sbo between 8-row groups.
         const uint32_t v_addr = s_v + s * L::kKVBytes + kk * 16 * 128;
-        kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
+        if constexpr (kPSmem) {
+          // P from this warpgroup's buffer, K-major as Q in issue_s: keys 16kk.. are box kk / 4,
+          // 32-byte step kk % 4 of its 128-byte rows; sbo 1024 between 8-row groups.
+          const uint32_t p_addr = s_p + (kk >> 2) * L::kPBoxBytes + (kk & 3) * 32;
+          kg::WgmmaSSt<T, kD>::run(o_acc, kg::make_desc(p_addr, 16, 1024), kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
+        } else {
+          kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
+        }
       }
       kg::wgmma_commit();
 #pragma unroll
@@ -440,8 +479,28 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         o_acc[4 * c + 2] *= rescale[1];
         o_acc[4 * c + 3] *= rescale[1];
       }
+      if constexpr (kPSmem) {
+        // P into this warpgroup's buffer (the last P V, which read it, has retired: every call
+        // follows a wgmma_wait<0>), in the 128-byte swizzle of the TMA-store epilogue: row r's
+        // 16-byte chunk c % 8 of box c / 8 at chunk (c % 8) ^ (r & 7), and r & 7 = lane / 4.
+        // Then the stores visible to wgmma (the async proxy) and the warpgroup's 128 threads met
+        // on named barrier 4 + warpgroup (1 to 3: the ping-pong, 8 to 10: the epilogue) before
+        // any of them issues the P V that reads them.
 #pragma unroll
-      for (int i = 0; i < kPRegs; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
+        for (int h = 0; h < 2; ++h) {
+          const int r = warp_in_group * 16 + (lane >> 2) + h * 8;
+#pragma unroll
+          for (int c = 0; c < kBlockN / 8; ++c) {
+            const uint32_t addr = s_p + (c / 8) * L::kPBoxBytes + r * 128 + (((c % 8) ^ (r & 7)) * 16) + col_in_8 * 2;
+            kg::st_shared_u32(addr, kg::Mma<T>::pack(s_acc[4 * c + 2 * h], s_acc[4 * c + 2 * h + 1]));
+          }
+        }
+        kg::fence_proxy_async();
+        asm volatile("bar.sync %0, 128;\n" ::"r"(4 + warpgroup) : "memory");
+      } else {
+#pragma unroll
+        for (int i = 0; i < kPRegs; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
+      }
     };
 
     kg::mbar_wait(bars.q_full(), it & 1);
@@ -574,7 +633,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   CUtensorMap v_map;
   constexpr int kBlockN = block_n<kD, kCausal>();
   constexpr int kWGs = consumer_wgs<kD>();
-  using L = Layout<kD, kBlockN, kWGs>;
+  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>()>;
   constexpr int kBlockM = L::kBlockM;
   const int bh = batch * heads;
   if (!encode_qkv(&q_map, type, q, bh, seq_q, kD, kBlockM) || !encode_qkv(&k_map, type, k, bh, seq_k, kD, kBlockN) ||
