@@ -42,7 +42,8 @@ class Harness:
         self.fault = args.fault if args.fault is not None else os.environ.get("KERNELGATE_FAULT")
         faults.parse(self.fault)
         self.builds = read_builds(args.builds)
-        self.early = env_probe.start_early(args, self.fault, self.builds)  # before torch is imported here
+        self.manifests = discover(args.kernels, split_list(args.only))
+        self.early = env_probe.start_early(self.manifests, args, self.fault, self.builds)  # before torch is imported here
         self.device = args.device if args.device != "auto" else detect_device()
         started = time.time()
         self.document = Document(args.out, run_info(args.run_id), not args.no_timing, started)
@@ -109,7 +110,7 @@ class Harness:
     # -- running --------------------------------------------------------------------------------
 
     def run(self):
-        manifests = discover(self.args.kernels, split_list(self.args.only))
+        manifests = self.manifests
         variant_filter = self.plan.variant_filter
         say(f"harness {HARNESS_VERSION}: {len(manifests)} kernels on {self.device}" + (f", fault planted: {self.fault}" if self.fault else ""))
         if self.base_manifests is not None:

@@ -6,23 +6,16 @@ from typing import Any
 
 from . import lanes
 from .document import Document
-from .manifest import ManifestError, discover
 from .options import Options
-from .planning import split_list
 from .progress import say
 from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerHandle, WorkerTimeout
 
 
-def start_early(args: Any, fault: str | None, builds: list[dict[str, Any]]) -> WorkerHandle | None:
+def start_early(manifests: list[Any], args: Any, fault: str | None, builds: list[dict[str, Any]]) -> WorkerHandle | None:
     """The first kernel's worker, started before the harness's own process imports torch to find
     the device: the worker imports torch as it starts (worker.main), so the two imports (about
     2 s each on the H100 runner) overlap. Its options' device is None until the environment
-    probe's request brings it (read_environment). None when the kernels cannot be read: run()
-    says why, as it always did."""
-    try:
-        manifests = discover(args.kernels, split_list(args.only))
-    except ManifestError:
-        return None
+    probe's request brings it (read_environment). None when there is no kernel."""
     if not manifests:
         return None
     handle = WorkerHandle(manifests[0], Options.from_args(args, None, fault, builds).as_dict())  # type: ignore[arg-type]

@@ -158,12 +158,11 @@ class WorkerHandle:
 def settle_exits():
     """Waits for the workers stop_later() let go, each EXIT_WAIT_S at most, then killed: before
     anything is timed (a process tearing down its CUDA context beside a timed one is noise in its
-    samples) and before the harness writes its last results. The seconds waited."""
-    t0 = time.perf_counter()
+    samples) and before the harness writes its last results."""
     while True:
         with EXITING_LOCK:
             if not EXITING:
-                return time.perf_counter() - t0
+                return
             proc = EXITING.pop(0)
         proc.join(EXIT_WAIT_S)
         if proc.is_alive():

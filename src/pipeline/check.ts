@@ -166,8 +166,9 @@ type StartCheckOptions = {
  * awaited: the promise settles with a function that logs its warnings and notes and throws its
  * problems as one InputError. measure() calls it after the doctor and before the build, so that
  * the check's Python probe (torch and the kernel modules imported: seconds) and the doctor's read
- * the machine at once, and nothing is built or timed unless the check passed. The promise never rejects: a check that throws is the function's
- * throw (so no rejection goes unhandled while the doctor runs).
+ * the machine at once, and nothing is built or timed unless the check passed. The promise never
+ * rejects: a check that throws is the function's throw (so no rejection goes unhandled while the
+ * doctor runs).
  */
 export function startCheck(
   config: { rootDir: string; configFile: string | undefined },
