@@ -100,7 +100,9 @@ def run_case(torch, case, builds, manifest, args, failures):
         return check(torch, fn, inputs, params, out, tolerance, f"{cid}: {name}")
 
     runners = fx.check_candidates(candidates, params, cid, tolerance, check_one, record, failures)
-    if any(name == REFERENCE for name, _ in runners):
+    if args.profile:
+        record["profiled"] = fx.profile_runners(torch, runners, inputs, out, cid)
+    elif any(name == REFERENCE for name, _ in runners):
         record["timing"] = fx.time_runners(torch, runners, inputs, out, args, cid)
         ref_ms = record["timing"][REFERENCE]["median_ms"]
         ref_rate = dense / (ref_ms * 1e-3)

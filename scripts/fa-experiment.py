@@ -45,6 +45,7 @@ TAILS = ({"B": 2, "H": 3, "S": 1000}, {"B": 2, "H": 3, "S": 77})
 AXES = {"dtype": ("fp16", "bf16"), "D": (128, 64), "causal": (False, True)}
 NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 HANG_S = 60  # a call that has not finished after this long is taken for a hang: the run stops
+PROFILE_RANGE = "kgprof"  # --profile's NVTX range, around the one call of each runner
 SEED = 0
 
 
@@ -97,6 +98,12 @@ def add_run_arguments(p, reference):
     p.add_argument("--burst-ms", type=float, default=20.0, help="about how long one timed burst of calls lasts (default 20 ms)")
     p.add_argument("--out", help="the JSON to write (required unless --dry-run)")
     p.add_argument("--dry-run", action="store_true", help="build only: no GPU, no checks, no timing")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help=f"after the checks, call each build and {reference} once inside an NVTX range named {PROFILE_RANGE} instead of "
+        f"timing them: for Nsight Compute, e.g. ncu --nvtx --nvtx-include {PROFILE_RANGE}/ --set full -o prof python3 ...",
+    )
 
 
 def read_builds(p, args):
@@ -188,9 +195,10 @@ def parse_ptxas(log, label=fa_label):
 
 
 def sass_counts(cuobjdump, library):
-    """How many HGMMA, USETMAXREG and local-memory (LDL/STL) instructions the library's SASS holds."""
+    """How many HGMMA, USETMAXREG, TMA (UTMALDG, UTMASTG; MULTICAST: the loads that multicast to a
+    cluster) and local-memory (LDL/STL) instructions the library's SASS holds."""
     out = subprocess.run([cuobjdump, "-sass", library], capture_output=True, text=True, timeout=300).stdout
-    return {op: len(re.findall(rf"\b{op}\b", out)) for op in ("HGMMA", "USETMAXREG", "UTMALDG", "UTMASTG", "LDL", "STL")}
+    return {op: len(re.findall(rf"\b{op}\b", out)) for op in ("HGMMA", "USETMAXREG", "UTMALDG", "UTMASTG", "MULTICAST", "LDL", "STL")}
 
 
 def build(name, flags, manifest, workdir, nvcc, cuobjdump):
@@ -333,6 +341,19 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
     return timing
 
 
+def profile_runners(torch, runners, inputs, out, what):
+    """--profile: one call of each runner inside the NVTX range PROFILE_RANGE (what ncu's
+    --nvtx-include PROFILE_RANGE/ profiles), in order; their names."""
+    for name, fn in runners:
+        torch.cuda.nvtx.range_push(PROFILE_RANGE)
+        fn(inputs, out)
+        torch.cuda.nvtx.range_pop()
+        done = torch.cuda.Event()
+        done.record()
+        wait(torch, done, f"{what}: {name} (profiled)")
+    return [name for name, _ in runners]
+
+
 def gpu_facts():
     fields = "name,serial,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.limit,pci.device_id"
     try:
@@ -382,7 +403,11 @@ def run_case(torch, case, builds, manifest, args, failures):
     runners = check_candidates(
         candidates, params, cid, tolerance, lambda fn, name, out=out: check(torch, fn, checked, out, tolerance, f"{cid}: {name}"), record, failures
     )
-    if any(name == "sdpa_default" for name, _ in runners):
+    if args.profile:
+        # the headline shape only: the tails are checked, not profiled
+        if all(params[k] == v for k, v in HEADLINE.items()):
+            record["profiled"] = profile_runners(torch, runners, inputs, out, cid)
+    elif any(name == "sdpa_default" for name, _ in runners):
         record["timing"] = time_runners(torch, runners, inputs, out, args, cid)
         ref_ms = record["timing"]["sdpa_default"]["median_ms"]
         for name, t in record["timing"].items():

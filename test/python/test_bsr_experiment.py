@@ -63,15 +63,19 @@ def dry_run(tmp_path_factory):
     if bx.fx.find_nvcc() is None:
         pytest.skip("nvcc is not installed")
     out = tmp_path_factory.mktemp("bsr") / "bsr.json"
-    r = run("--dry-run", "--build", "base=", "--build", "g32=-DKG_BSR_GROUP_ROWS=32", "--build", "neg=-DKG_BSR_GROUP_ROWS=-1", "--out", str(out))
+    r = run(
+        "--dry-run", "--build", "base=", "--build", "g32=-DKG_BSR_GROUP_ROWS=32", "--build", "neg=-DKG_BSR_GROUP_ROWS=-1",
+        "--build", "mc2=-DKG_BSR_CLUSTER_N=2", "--build", "mc4=-DKG_BSR_CLUSTER_N=4", "--build", "mc3=-DKG_BSR_CLUSTER_N=3",
+        "--build", "mcg=-DKG_BSR_CLUSTER_N=2,-DKG_BSR_GROUP_ROWS=32", "--out", str(out),
+    )
     return r, json.loads(out.read_text())
 
 
 def test_the_grouped_order_compiles_as_the_default_does_and_a_negative_group_fails_alone(dry_run):
     r, doc = dry_run
-    assert r.returncode == 1  # one build failed; the other two went on
+    assert r.returncode == 1  # three builds failed; the other four went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "g32"):
+    for name in ("base", "g32", "mc2", "mc4"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []
@@ -82,12 +86,21 @@ def test_the_grouped_order_compiles_as_the_default_does_and_a_negative_group_fai
     assert [i["registers"] for i in builds["g32"]["instances"]] == [i["registers"] for i in builds["base"]["instances"]]
     neg = builds["neg"]
     assert not neg["ok"] and "static assertion failed" in neg["error"] and "KG_BSR_GROUP_ROWS: 0 (all block rows)" in neg["error"]
-    assert doc["failures"] == [f"build neg: {neg['error']}"]
+    # clusters of 2 or 4 CTAs multicasting A (KG_BSR_CLUSTER_N): 3 is not a size, and the grouped
+    # order is not taken with them
+    mc3, mcg = builds["mc3"], builds["mcg"]
+    assert not mc3["ok"] and "KG_BSR_CLUSTER_N: 1, 2 or 4" in mc3["error"]
+    assert not mcg["ok"] and "KG_BSR_CLUSTER_N > 1 takes the default tile order" in mcg["error"]
+    assert doc["failures"] == [f"build neg: {neg['error']}", f"build mc3: {mc3['error']}", f"build mcg: {mcg['error']}"]
     assert "gpu" not in doc and "cases" not in doc
     if "sass" in builds["base"]:
         assert builds["g32"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] > 0
         assert builds["g32"]["sass"]["UTMALDG"] == builds["base"]["sass"]["UTMALDG"] > 0
         assert builds["g32"]["sass"]["LDL"] == builds["g32"]["sass"]["STL"] == 0
+        # each dtype's A load multicasts in the cluster builds, not in the default
+        assert builds["base"]["sass"]["MULTICAST"] == 0
+        assert builds["mc2"]["sass"]["MULTICAST"] == builds["mc4"]["sass"]["MULTICAST"] == 2
+        assert builds["mc2"]["sass"]["UTMALDG"] == builds["base"]["sass"]["UTMALDG"]
 
 
 def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):

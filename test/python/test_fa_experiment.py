@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 from experiment_support import on_the_cpu
@@ -108,6 +109,7 @@ def dry_run(tmp_path_factory):
         "--build", "stg=-DKG_FA_TMA_STORE=0", "--build", "tmapers=-DKG_FA_TMA_STORE=1,-DKG_FA_PERSISTENT=1",
         "--build", "d64n192=-DKG_FA_D64_BLOCK_N=192", "--build", "d64bad=-DKG_FA_D64_BLOCK_N=160",
         "--build", "psmem=-DKG_FA_D64_BLOCK_N=192,-DKG_FA_D64_P_SMEM=1", "--build", "psbad=-DKG_FA_D64_P_SMEM=1",
+        "--build", "clu=-DKG_FA_CLUSTER_M=2", "--build", "clupers=-DKG_FA_CLUSTER_M=2,-DKG_FA_PERSISTENT=1",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -188,9 +190,18 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     psbad = builds["psbad"]
     assert not psbad["ok"]
     assert "static assertion failed" in psbad["error"] and "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192" in psbad["error"]
+    # Clusters of two CTAs at the non-causal instances, K and V multicast (KG_FA_CLUSTER_M): the same
+    # registers, clean; refused with the persistent grid
+    clu = builds["clu"]
+    assert clu["ok"] and clu["warnings"] == [] and regs["clu"] == regs["base"], clu.get("error")
+    for inst in clu["instances"]:
+        assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst
+    clupers = builds["clupers"]
+    assert not clupers["ok"]
+    assert "KG_FA_CLUSTER_M must be 1 or 2, and 2 needs the producer warpgroup and not KG_FA_PERSISTENT" in clupers["error"]
     assert doc["failures"] == [
         f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
-        f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}",
+        f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}", f"build clupers: {clupers['error']}",
     ]
     assert "gpu" not in doc and "cases" not in doc  # --dry-run times nothing
 
@@ -229,6 +240,12 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     psmem = builds["psmem"]["sass"]
     assert psmem["HGMMA"] == d64n192["HGMMA"] and psmem["USETMAXREG"] == 16 and psmem["UTMASTG"] == 12
     assert psmem["LDL"] == psmem["STL"] == 0
+    # KG_FA_CLUSTER_M: the four non-causal instances' K and V loads multicast (two 64-column boxes
+    # each of K and V at D128, one at D64: 2 x (2 + 2) + 2 x (1 + 1) = 12 per dtype), the rest as
+    # the default's; the default multicasts nothing
+    base, clu = builds["base"]["sass"], builds["clu"]["sass"]
+    assert base["MULTICAST"] == 0 and clu["MULTICAST"] == 24
+    assert {k: v for k, v in clu.items() if k != "MULTICAST"} == {k: v for k, v in base.items() if k != "MULTICAST"}
 
 
 def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):
@@ -388,3 +405,40 @@ def test_each_burst_records_the_sm_clock_it_ran_at(monkeypatch):
     monkeypatch.setattr(fa, "sm_clock_reader", lambda: None)
     plain = fa.time_runners(fake_torch, runners, {}, None, args, "case")
     assert "sm_clock_mhz" not in plain["a"] and len(plain["a"]["samples_ms"]) == 4
+
+
+def test_profile_calls_each_checked_runner_once_inside_the_nvtx_range_and_times_nothing(monkeypatch):
+    """--profile (for ncu --nvtx --nvtx-include kgprof/): after the checks, one call of each runner
+    that passed, each inside its own kgprof range, on the headline shape only; no timing."""
+    import torch.nn.functional as F
+
+    from kernels.attention import bench, cuda_variants
+
+    fake_torch = on_the_cpu(monkeypatch, bench)
+    log = []
+    fake_torch.cuda.nvtx = types.SimpleNamespace(range_push=lambda name: log.append(f"push {name}"), range_pop=lambda: log.append("pop"))
+
+    def factory(params, ctx):
+        def run(inputs, out):
+            log.append(f"call {ctx.library('cuda_fa_wgmma')}")
+            o = F.scaled_dot_product_attention(*(inputs[n].float() for n in ("q", "k", "v")), is_causal=params["causal"])
+            return out.copy_(o + (0.1 if ctx.library("cuda_fa_wgmma") == "shifted.so" else 0.0))
+
+        return run
+
+    monkeypatch.setattr(cuda_variants, "cuda_fa_wgmma", factory)
+    monkeypatch.setitem(bench.VARIANTS, "sdpa_default", lambda params, ctx: factory(params, types.SimpleNamespace(library=lambda v: "sdpa")))
+    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--profile"])
+    case = fa.select_cases(fa.parse_cases("dtype=fp16,D=64,causal=true"))[-1]  # the S77 tail, taken for the headline
+    monkeypatch.setattr(fa, "HEADLINE", {k: case["params"][k] for k in ("B", "H", "S")})
+    builds = [{"name": "good", "ok": True, "library": "good.so"}, {"name": "shifted", "ok": True, "library": "shifted.so"}]
+    failures = []
+    record = fa.run_case(fake_torch, case, builds, load_manifest(str(fa.MANIFEST)), args, failures)
+    assert record["profiled"] == ["good", "sdpa_default"] and record["timing"] == {}
+    # the checks' calls, then one call of each runner that passed, each alone in a range
+    assert log == ["call good.so", "call shifted.so", "call sdpa"] + ["push kgprof", "call good.so", "pop", "push kgprof", "call sdpa", "pop"]
+    # another shape than the headline: checked, not profiled
+    monkeypatch.setattr(fa, "HEADLINE", {"B": 16, "H": 96, "S": 4096})
+    log.clear()
+    record = fa.run_case(fake_torch, case, builds, load_manifest(str(fa.MANIFEST)), args, [])
+    assert "profiled" not in record and record["timing"] == {} and log == ["call good.so", "call shifted.so", "call sdpa"]

@@ -113,6 +113,19 @@
 #ifndef KG_FA_TMA_STORE
 #define KG_FA_TMA_STORE (!KG_FA_PERSISTENT)
 #endif
+// 2: the non-causal instances launch in clusters of two CTAs, neighbouring query blocks of one
+// head, which need the same K and V tiles: each CTA's producer loads half of every K and V tile's
+// rows and multicasts them to both (FlashAttention-3's cluster at head dim 128), so each tile is
+// read from L2 once per cluster instead of once per CTA. A buffer is refilled once the consumers
+// of both CTAs have released it (they arrive on both CTAs' empty barriers), and each producer
+// waits for the last releases before it exits, so no CTA leaves while its neighbour may still
+// arrive on its barriers. A grid with an odd number of query blocks gets one more CTA, whose
+// rows are past the sequence (zeros in, nothing stored). 1 (the default): no clusters. Causal
+// instances stay at 1 (their query blocks need different key tiles). An experiment's option
+// (issue 28), not yet run on a GPU.
+#ifndef KG_FA_CLUSTER_M
+#define KG_FA_CLUSTER_M 1
+#endif
 
 namespace {
 
@@ -139,6 +152,13 @@ constexpr int consumer_wgs() {
 }
 static_assert(!KG_FA_D64_WG3 || KG_FA_PRODUCER_WG, "KG_FA_D64_WG3 needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
 static_assert(!KG_FA_PERSISTENT || KG_FA_PRODUCER_WG, "KG_FA_PERSISTENT needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
+static_assert(KG_FA_CLUSTER_M == 1 || (KG_FA_CLUSTER_M == 2 && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT),
+              "KG_FA_CLUSTER_M must be 1 or 2, and 2 needs the producer warpgroup and not KG_FA_PERSISTENT");
+// CTAs per cluster of an instance (KG_FA_CLUSTER_M): causal instances take none.
+template <bool kCausal>
+__host__ __device__ constexpr int cluster_m() {
+  return kCausal ? 1 : KG_FA_CLUSTER_M;
+}
 static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
               "KG_FA_TMA_STORE writes the output through the Q buffer, which KG_FA_PERSISTENT refills");
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
@@ -255,6 +275,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
   constexpr int kPRegs = kBlockN / 4;  // P as packed pairs
+  constexpr int kCluster = cluster_m<kCausal>();
+  static_assert(kBlockN % (8 * kCluster) == 0, "KG_FA_CLUSTER_M: each CTA loads whole 8-row swizzle groups of a tile");
+  constexpr int kRowsPerRank = kBlockN / kCluster;  // K and V rows each CTA of a cluster loads
 
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (kg::smem_u32(smem_raw) + 1023) & ~1023u;
@@ -295,26 +318,46 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     for (int s = 0; s < kStages; ++s) {
       kg::mbar_init(bars.k_full(s), 1);
       kg::mbar_init(bars.v_full(s), 1);
-      kg::mbar_init(bars.k_empty(s), kConsumerWarps);
-      kg::mbar_init(bars.v_empty(s), kConsumerWarps);
+      kg::mbar_init(bars.k_empty(s), kConsumerWarps * kCluster);
+      kg::mbar_init(bars.v_empty(s), kConsumerWarps * kCluster);
     }
     kg::mbar_init_fence();
   }
-  __syncthreads();  // the last CTA-wide barrier: the barriers are initialised, the roles split
+  // the last CTA-wide barrier: the barriers are initialised (in every CTA of the cluster, whose
+  // copies and arrivals reach them), the roles split
+  if constexpr (kCluster > 1) {
+    kg::cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  const uint32_t rank = kCluster > 1 ? kg::cluster_rank() : 0;
 
   auto load_q = [&]() {
     kg::mbar_arrive_expect_tx(bars.q_full(), L::kQBytes);
     load_rows<kD>(s_q, &q_map, L::kQBoxBytes, m0, bh, bars.q_full());
   };
+  // A K or V tile: the whole of it, or (KG_FA_CLUSTER_M) this CTA's share of its rows, multicast
+  // to the cluster; either way the whole tile's bytes complete on each CTA's barrier.
+  auto load_kv = [&](uint32_t dst, const CUtensorMap* map, int j, uint32_t bar) {
+    if constexpr (kCluster > 1) {
+#pragma unroll
+      for (int box = 0; box < kD / kBoxCols; ++box) {
+        kg::tma_load_3d_multicast(dst + box * L::kKVBoxBytes + rank * kRowsPerRank * 128, map, box * kBoxCols,
+                                  j * kBlockN + rank * kRowsPerRank, bh, bar, (1u << kCluster) - 1);
+      }
+    } else {
+      load_rows<kD>(dst, map, L::kKVBoxBytes, j * kBlockN, bh, bar);
+    }
+  };
   auto load_k = [&](int j) {
     const uint32_t s = stage_of(g0 + j);
     kg::mbar_arrive_expect_tx(bars.k_full(s), L::kKVBytes);
-    load_rows<kD>(s_k + s * L::kKVBytes, &k_map, L::kKVBoxBytes, j * kBlockN, bh, bars.k_full(s));
+    load_kv(s_k + s * L::kKVBytes, &k_map, j, bars.k_full(s));
   };
   auto load_v = [&](int j) {
     const uint32_t s = stage_of(g0 + j);
     kg::mbar_arrive_expect_tx(bars.v_full(s), L::kKVBytes);
-    load_rows<kD>(s_v + s * L::kKVBytes, &v_map, L::kKVBoxBytes, j * kBlockN, bh, bars.v_full(s));
+    load_kv(s_v + s * L::kKVBytes, &v_map, j, bars.v_full(s));
   };
   // Tile j's buffer held tile j - kStages: wait until every consumer warp has released it
   // (that use's phase of the empty barrier, the one before tile j's).
@@ -351,6 +394,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #if KG_FA_PERSISTENT
       }
 #endif
+      if constexpr (kCluster > 1) {
+        // The last releases of every buffer (its use by tile j, parity phase_of(j)): after them no
+        // CTA of the cluster arrives on this one's barriers, so it may exit.
+        for (int j = n_tiles > kStages ? n_tiles - kStages : 0; j < n_tiles; ++j) {
+          kg::mbar_wait(bars.k_empty(stage_of(j)), phase_of(j));
+          kg::mbar_wait(bars.v_empty(stage_of(j)), phase_of(j));
+        }
+      }
     }
     return;
   }
@@ -368,6 +419,16 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   const int warp_in_group = (threadIdx.x >> 5) & 3;
   const int lane = threadIdx.x & 31;
   const bool arriver = lane == 0;  // one arrival per warp on the empty barriers
+  // A K or V buffer released: on this CTA's empty barrier, or on every CTA's of the cluster
+  // (KG_FA_CLUSTER_M: each refill of it lands in all of them).
+  auto release = [&](uint32_t bar) {
+    if constexpr (kCluster > 1) {
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) kg::mbar_arrive_cluster(bar, r);
+    } else {
+      kg::mbar_arrive(bar);
+    }
+  };
 #if KG_FA_PERSISTENT
   for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
     take_item(item);
@@ -514,7 +575,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
-    if (arriver) kg::mbar_arrive(bars.k_empty(stage_of(g0)));
+    if (arriver) release(bars.k_empty(stage_of(g0)));
     softmax(0);
     rescale_and_pack();
 
@@ -539,12 +600,12 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       kg::wgmma_wait<1>();
 #pragma unroll
       for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
-      if (arriver) kg::mbar_arrive(bars.k_empty(stage_of(g0 + j + 1)));
+      if (arriver) release(bars.k_empty(stage_of(g0 + j + 1)));
       softmax(j + 1);
       kg::wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
-      if (arriver) kg::mbar_arrive(bars.v_empty(stage_of(g0 + j)));
+      if (arriver) release(bars.v_empty(stage_of(g0 + j)));
       rescale_and_pack();
     }
     // Every S of the item has retired: its Q buffer may take the next item's (KG_FA_PERSISTENT).
@@ -555,8 +616,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
-    // The last V tile's buffer, for the next item's refills.
-    if (KG_FA_PERSISTENT && arriver) kg::mbar_arrive(bars.v_empty(stage_of(g0 + last)));
+    // The last V tile's buffer, for the next item's refills (or the producers' last waits).
+    if ((KG_FA_PERSISTENT || kCluster > 1) && arriver) release(bars.v_empty(stage_of(g0 + last)));
 
     // -- epilogue: normalise and store this thread's two rows --
     // 1 / row h's sum, its quad of threads' partial sums added
@@ -635,9 +696,12 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   constexpr int kWGs = consumer_wgs<kD>();
   using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>()>;
   constexpr int kBlockM = L::kBlockM;
+  constexpr int kCluster = cluster_m<kCausal>();
   const int bh = batch * heads;
-  if (!encode_qkv(&q_map, type, q, bh, seq_q, kD, kBlockM) || !encode_qkv(&k_map, type, k, bh, seq_k, kD, kBlockN) ||
-      !encode_qkv(&v_map, type, v, bh, seq_k, kD, kBlockN)) {
+  // K and V in boxes of the rows one CTA of a cluster loads (all of a tile's without clusters)
+  if (!encode_qkv(&q_map, type, q, bh, seq_q, kD, kBlockM) ||
+      !encode_qkv(&k_map, type, k, bh, seq_k, kD, kBlockN / kCluster) ||
+      !encode_qkv(&v_map, type, v, bh, seq_k, kD, kBlockN / kCluster)) {
     return cudaErrorInvalidValue;
   }
 #if KG_FA_TMA_STORE
@@ -686,9 +750,29 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), bh, seq_q, seq_k,
                                                  scale_log2);
 #else
-  const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
-  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k,
-                                                 scale_log2);
+  const int n_m = (seq_q + kBlockM - 1) / kBlockM;
+  if constexpr (kCluster > 1) {
+    // clusters of kCluster neighbouring query blocks: the grid's x rounded up to a whole cluster
+    // (the extra CTA's rows are past seq_q: it loads and computes as the others, stores nothing)
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.gridDim = dim3((n_m + kCluster - 1) / kCluster * kCluster, heads, batch);
+    config.blockDim = dim3(threads_of<kWGs>());
+    config.dynamicSmemBytes = kSmemBytes;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    err = cudaLaunchKernelEx(&config, kernel, KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k, scale_log2);
+    if (err != cudaSuccess) return err;
+  } else {
+    const dim3 grid(n_m, heads, batch);
+    kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k,
+                                                   scale_log2);
+  }
 #endif
 #undef KG_FA_MAPS
   return cudaGetLastError();

@@ -31,6 +31,20 @@
 #define KG_BSR_GROUP_ROWS 0
 #endif
 static_assert(KG_BSR_GROUP_ROWS >= 0, "KG_BSR_GROUP_ROWS: 0 (all block rows) or a positive number of block rows");
+// C > 1 (2 or 4): clusters of C CTAs take C neighbouring 256-column strips of one block row, which
+// read the same A tiles: each CTA's producer loads 128 / C rows of every A tile and multicasts them
+// to the cluster, so A is read from L2 once per cluster instead of once per CTA (B, whose rows the
+// block's column index picks, stays each CTA's own). A stage is refilled once the consumers of
+// every CTA of the cluster have released it (they arrive on each CTA's empty barrier), and each
+// producer waits for the last releases before it exits. The grid is as many clusters as fit at
+// once (cudaOccupancyMaxActiveClusters). 1 (the default): no clusters. An experiment's option
+// (issue 28), not yet run on a GPU; an earlier form on the non-persistent kernel was slower on
+// an H200 (docs/notes/cuda-kernels.md, 2026-11-21 12:31).
+#ifndef KG_BSR_CLUSTER_N
+#define KG_BSR_CLUSTER_N 1
+#endif
+static_assert(KG_BSR_CLUSTER_N == 1 || KG_BSR_CLUSTER_N == 2 || KG_BSR_CLUSTER_N == 4, "KG_BSR_CLUSTER_N: 1, 2 or 4");
+static_assert(KG_BSR_CLUSTER_N == 1 || KG_BSR_GROUP_ROWS == 0, "KG_BSR_CLUSTER_N > 1 takes the default tile order");
 
 namespace {
 
@@ -47,6 +61,8 @@ constexpr int kBBytes = kBBoxBytes * (kTileN / kBoxN);
 constexpr int kStageBytes = kABytes + kBBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
 constexpr int kSmemBytes = 1024 + kRingBytes + 2 * kStages * 8;  // alignment slack, ring, barriers
+constexpr int kCluster = KG_BSR_CLUSTER_N;
+constexpr int kARows = kTileM / kCluster;  // rows of each A tile one CTA of a cluster loads
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -59,9 +75,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t empty_bar = full_bar + kStages * 8;  // kStages barriers: stage released
 
   const int warpgroup = threadIdx.x >> 7;
-  // Tile t's block row and first column (KG_BSR_GROUP_ROWS above).
+  const uint32_t rank = kCluster > 1 ? kg::cluster_rank() : 0;
+  // Tile t's block row and first column (KG_BSR_GROUP_ROWS above). With clusters t numbers the
+  // clusters' groups of kCluster strips (n_tiles of them), and this CTA takes strip `rank` of its
+  // group (past n when the strips do not fill the last group: B reads as zeros, nothing stored).
   auto tile_at = [&](int tile, int& block_row, int& n0) {
-#if KG_BSR_GROUP_ROWS
+#if KG_BSR_CLUSTER_N > 1
+    block_row = tile % n_block_rows;
+    n0 = ((tile / n_block_rows) * kCluster + static_cast<int>(rank)) * kTileN;
+#elif KG_BSR_GROUP_ROWS
     const int n_strips = n_tiles / n_block_rows;
     const int rows = KG_BSR_GROUP_ROWS < n_block_rows ? KG_BSR_GROUP_ROWS : n_block_rows;
     const int group = tile / (rows * n_strips);
@@ -80,11 +102,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       kg::mbar_init(full_bar + s * 8, 1);
-      kg::mbar_init(empty_bar + s * 8, kConsumerWarps);
+      kg::mbar_init(empty_bar + s * 8, kConsumerWarps * kCluster);
     }
     kg::mbar_init_fence();
   }
-  __syncthreads();
+  // the barriers initialised in every CTA of the cluster (whose copies and arrivals reach them)
+  if constexpr (kCluster > 1) {
+    kg::cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  // With clusters each cluster is one worker: tiles (groups of strips) strided by the clusters.
+  auto worker = [] { return blockIdx.x / kCluster; };
+  auto workers = [] { return gridDim.x / kCluster; };
 
   // Persistent: CTA i takes tiles i, i + gridDim.x, ... in the order block rows fastest.
   // `it` counts K steps across tiles, so the ring's stages and phases run on across tile
@@ -92,7 +122,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warpgroup == 0) {
     if (threadIdx.x != 0) return;
     int it = 0;
-    for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+    for (int tile = worker(); tile < n_tiles; tile += workers()) {
       int block_row, n0;
       tile_at(tile, block_row, n0);
       const int* cols_row = a_cols + static_cast<int64_t>(block_row) * topk;
@@ -106,12 +136,24 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t bar = full_bar + stage * 8;
         const uint32_t dst = ring + stage * kStageBytes;
         kg::mbar_arrive_expect_tx(bar, kStageBytes);
-        kg::tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
+        if constexpr (kCluster > 1) {
+          kg::tma_load_2d_multicast(dst + rank * kARows * 128, &a_map, k_in_block, a_row0 + t * kTileM + rank * kARows,
+                                    bar, (1u << kCluster) - 1);
+        } else {
+          kg::tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
+        }
         const int k_row = col_block * bk + k_in_block;
 #pragma unroll
         for (int box = 0; box < kTileN / kBoxN; ++box) {
           kg::tma_load_2d(dst + kABytes + box * kBBoxBytes, &b_map, n0 + box * kBoxN, k_row, bar);
         }
+      }
+    }
+    if constexpr (kCluster > 1) {
+      // The last release of every stage (its use `it`, parity (it / kStages) & 1): after them no
+      // CTA of the cluster arrives on this one's barriers, so it may exit.
+      for (int last = it > kStages ? it - kStages : 0; last < it; ++last) {
+        kg::mbar_wait(empty_bar + (last % kStages) * 8, (last / kStages) & 1);
       }
     }
     return;
@@ -120,8 +162,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int consumer = warpgroup - 1;
   const int lane = threadIdx.x & 31;
   const int warp_in_group = (threadIdx.x >> 5) & 3;
+  // A stage released: on this CTA's empty barrier, or on every CTA's of the cluster (each refill
+  // of it lands in all of them).
+  auto release = [&](uint32_t bar) {
+    if constexpr (kCluster > 1) {
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) kg::mbar_arrive_cluster(bar, r);
+    } else {
+      kg::mbar_arrive(bar);
+    }
+  };
   int it = 0;
-  for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+  for (int tile = worker(); tile < n_tiles; tile += workers()) {
     int block_row, n0;
     tile_at(tile, block_row, n0);
     float acc[kTileN / 2];
@@ -143,13 +195,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       kg::wgmma_commit();
       // The group committed one step ago has retired: its stage goes back to the producer.
       kg::wgmma_wait<1>();
-      if (step > 0 && lane == 0) kg::mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
+      if (step > 0 && lane == 0) release(empty_bar + ((it - 1) % kStages) * 8);
     }
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kTileN / 2; ++i) kg::pin(acc[i]);
     // The tile's last stage is free too: the producer is already filling the next tile's.
-    if (lane == 0) kg::mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
+    if (lane == 0) release(empty_bar + ((it - 1) % kStages) * 8);
 
     // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
     // + 8; registers 4j + {0,1} are columns 8j + 2 (lane % 4) + {0,1} of the first row,
@@ -180,7 +232,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
   CUtensorMap a_map;
   CUtensorMap b_map;
   const uint64_t a_rows = static_cast<uint64_t>(m) * topk;  // (m / bm) * topk blocks of bm rows
-  if (!encode_2d(&a_map, type, a_values, a_rows, bk, kTileM, kTileK) ||
+  if (!encode_2d(&a_map, type, a_values, a_rows, bk, kARows, kTileK) ||
       !encode_2d(&b_map, type, b, k, n, kTileK, kBoxN)) {
     return cudaErrorInvalidValue;
   }
@@ -193,10 +245,36 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   const int n_block_rows = m / kTileM;
-  const int n_tiles = n_block_rows * ((n + kTileN - 1) / kTileN);
-  const int grid = n_tiles < sm_count ? n_tiles : sm_count;
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
-                                                 n_tiles);
+  if constexpr (kCluster > 1) {
+    // n_tiles counts groups of kCluster strips; the grid is as many clusters as fit at once
+    const int n_groups = n_block_rows * ((n + kTileN * kCluster - 1) / (kTileN * kCluster));
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = kSmemBytes;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    config.gridDim = dim3(sm_count / kCluster * kCluster);
+    int clusters = 0;
+    err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (err != cudaSuccess) return err;
+    if (clusters < 1) return cudaErrorInvalidConfiguration;
+    if (clusters > n_groups) clusters = n_groups;
+    config.gridDim = dim3(clusters * kCluster);
+    err = cudaLaunchKernelEx(&config, kernel, a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
+                             n_groups);
+    if (err != cudaSuccess) return err;
+  } else {
+    const int n_tiles = n_block_rows * ((n + kTileN - 1) / kTileN);
+    const int grid = n_tiles < sm_count ? n_tiles : sm_count;
+    kernel<<<grid, kThreads, kSmemBytes, stream>>>(a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
+                                                   n_tiles);
+  }
   return cudaGetLastError();
 }
 
