@@ -72,11 +72,14 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // Arrives on the barrier at the same offset as `bar` in the shared memory of the cluster's CTA
-// `rank` (this CTA's own included).
+// `rank` (this CTA's own included). The arrival's default semantics (release at CTA scope), as
+// CUTLASS's ClusterBarrier::arrive: what it orders is this warp's reads of the buffer (its wgmmas,
+// retired), not writes another CTA must see. `.release.cluster` costs a MEMBAR.ALL.GPU per
+// arrival, which made the clusters 1.9-3.3x slower on an H100 (2026-11-27, twelfth session).
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(rank)
       : "memory");
 }
