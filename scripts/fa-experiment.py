@@ -196,9 +196,11 @@ def parse_ptxas(log, label=fa_label):
 
 def sass_counts(cuobjdump, library):
     """How many HGMMA, USETMAXREG, TMA (UTMALDG, UTMASTG; MULTICAST: the loads that multicast to a
-    cluster) and local-memory (LDL/STL) instructions the library's SASS holds."""
+    cluster), MUFU (the multi-function unit's: exponentials, reciprocals) and local-memory (LDL/STL)
+    instructions the library's SASS holds."""
     out = subprocess.run([cuobjdump, "-sass", library], capture_output=True, text=True, timeout=300).stdout
-    return {op: len(re.findall(rf"\b{op}\b", out)) for op in ("HGMMA", "USETMAXREG", "UTMALDG", "UTMASTG", "MULTICAST", "LDL", "STL")}
+    ops = ("HGMMA", "USETMAXREG", "UTMALDG", "UTMASTG", "MULTICAST", "MUFU", "LDL", "STL")
+    return {op: len(re.findall(rf"\b{op}\b", out)) for op in ops}
 
 
 def build(name, flags, manifest, workdir, nvcc, cuobjdump):

@@ -110,6 +110,7 @@ def dry_run(tmp_path_factory):
         "--build", "d64n192=-DKG_FA_D64_BLOCK_N=192", "--build", "d64bad=-DKG_FA_D64_BLOCK_N=160",
         "--build", "psmem=-DKG_FA_D64_BLOCK_N=192,-DKG_FA_D64_P_SMEM=1", "--build", "psbad=-DKG_FA_D64_P_SMEM=1",
         "--build", "clu=-DKG_FA_CLUSTER_M=2", "--build", "clupers=-DKG_FA_CLUSTER_M=2,-DKG_FA_PERSISTENT=1",
+        "--build", "p4=-DKG_FA_POLY_EXP=4", "--build", "q4=-DKG_FA_POLY_EXP_D128=4", "--build", "pbad=-DKG_FA_POLY_EXP=17",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -202,7 +203,14 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert doc["failures"] == [
         f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
         f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}", f"build clupers: {clupers['error']}",
+        f"build pbad: {builds['pbad']['error']}",
     ]
+    assert "KG_FA_POLY_EXP, KG_FA_POLY_EXP_D128: 0 to 16 groups of every 16" in builds["pbad"]["error"]
+    # a quarter of the exponentials on the FMA pipe (KG_FA_POLY_EXP): clean, the same registers
+    for name in ("p4", "q4"):
+        assert builds[name]["ok"] and builds[name]["warnings"] == [] and regs[name] == regs["base"], builds[name].get("error")
+        for inst in builds[name]["instances"]:
+            assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst
     assert "gpu" not in doc and "cases" not in doc  # --dry-run times nothing
 
 
@@ -246,6 +254,13 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     base, clu = builds["base"]["sass"], builds["clu"]["sass"]
     assert base["MULTICAST"] == 0 and clu["MULTICAST"] == 24
     assert {k: v for k, v in clu.items() if k != "MULTICAST"} == {k: v for k, v in base.items() if k != "MULTICAST"}
+    # KG_FA_POLY_EXP=4: 4 of every 16 column groups' exponentials leave the MUFU in the four D64
+    # instances (2 rows x 4 groups x 2 columns of 128 keys: 16 per softmax, which each instance
+    # holds twice: the first tile's and the loop's); KG_FA_POLY_EXP_D128=4 in the D128 ones (176
+    # keys in the two non-causal: 22 groups, 5 of them taken; 128 in the causal: 4)
+    p4, q4 = builds["p4"]["sass"], builds["q4"]["sass"]
+    assert base["MUFU"] - p4["MUFU"] == 4 * 2 * 16
+    assert base["MUFU"] - q4["MUFU"] == 2 * 2 * (2 * 5 * 2) + 2 * 2 * (2 * 4 * 2)
 
 
 def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):

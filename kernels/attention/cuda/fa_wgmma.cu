@@ -126,6 +126,21 @@
 #ifndef KG_FA_CLUSTER_M
 #define KG_FA_CLUSTER_M 1
 #endif
+// K > 0 (at most 16): K of every 16 eight-column groups of S take their exponentials from
+// kg::poly_exp2 (the FMA pipe) instead of ex2.approx (the multi-function unit, MUFU), spread
+// evenly (group c when (c * K) % 16 + K >= 16), so the softmax at head dim 64, where the MUFU
+// is as busy as the tensor cores (64 x 128 exponentials per 64 x 128 x 64 x 2 MMAs), shares the
+// work with the FMA pipe (FlashAttention-4's exp2 emulation). KG_FA_POLY_EXP applies to the D = 64
+// instances, KG_FA_POLY_EXP_D128 to the D = 128 ones. 0 (the default): every exponential on the
+// MUFU. An experiment's option (issue 28), not yet run on a GPU.
+#ifndef KG_FA_POLY_EXP
+#define KG_FA_POLY_EXP 0
+#endif
+#ifndef KG_FA_POLY_EXP_D128
+#define KG_FA_POLY_EXP_D128 0
+#endif
+static_assert(KG_FA_POLY_EXP >= 0 && KG_FA_POLY_EXP <= 16 && KG_FA_POLY_EXP_D128 >= 0 && KG_FA_POLY_EXP_D128 <= 16,
+              "KG_FA_POLY_EXP, KG_FA_POLY_EXP_D128: 0 to 16 groups of every 16");
 
 namespace {
 
@@ -524,8 +539,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         float sum = 0.f;
 #pragma unroll
         for (int c = 0; c < kBlockN / 8; ++c) {
-          s_acc[4 * c + 2 * h] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h], scale_log2, -shift));
-          s_acc[4 * c + 2 * h + 1] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h + 1], scale_log2, -shift));
+          // KG_FA_POLY_EXP: this group's exponentials on the FMA pipe (c is known once unrolled)
+          constexpr int kPoly = kD == 64 ? KG_FA_POLY_EXP : KG_FA_POLY_EXP_D128;
+          const bool poly = kPoly > 0 && (c * kPoly) % 16 + kPoly >= 16;
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float x = fmaf(s_acc[4 * c + 2 * h + e], scale_log2, -shift);
+            s_acc[4 * c + 2 * h + e] = poly ? kg::poly_exp2(x) : kg::fast_exp2(x);
+          }
           sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
         }
         row_sum[h] = row_sum[h] * rescale[h] + sum;
