@@ -111,6 +111,7 @@ def dry_run(tmp_path_factory):
         "--build", "psmem=-DKG_FA_D64_BLOCK_N=192,-DKG_FA_D64_P_SMEM=1", "--build", "psbad=-DKG_FA_D64_P_SMEM=1",
         "--build", "clu=-DKG_FA_CLUSTER_M=2", "--build", "clupers=-DKG_FA_CLUSTER_M=2,-DKG_FA_PERSISTENT=1",
         "--build", "p4=-DKG_FA_POLY_EXP=4", "--build", "q4=-DKG_FA_POLY_EXP_D128=4", "--build", "pbad=-DKG_FA_POLY_EXP=17",
+        "--build", "lz8=-DKG_FA_LAZY_RESCALE=8", "--build", "lzbad=-DKG_FA_LAZY_RESCALE=17",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -203,11 +204,13 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert doc["failures"] == [
         f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
         f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}", f"build clupers: {clupers['error']}",
-        f"build pbad: {builds['pbad']['error']}",
+        f"build pbad: {builds['pbad']['error']}", f"build lzbad: {builds['lzbad']['error']}",
     ]
+    assert "KG_FA_LAZY_RESCALE: 0 (off) to 16" in builds["lzbad"]["error"]
     assert "KG_FA_POLY_EXP, KG_FA_POLY_EXP_D128: 0 to 16 groups of every 16" in builds["pbad"]["error"]
     # a quarter of the exponentials on the FMA pipe (KG_FA_POLY_EXP): clean, the same registers
-    for name in ("p4", "q4"):
+    # and the conditional rescaling (KG_FA_LAZY_RESCALE): clean, the same registers
+    for name in ("p4", "q4", "lz8"):
         assert builds[name]["ok"] and builds[name]["warnings"] == [] and regs[name] == regs["base"], builds[name].get("error")
         for inst in builds[name]["instances"]:
             assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst

@@ -136,6 +136,20 @@
 #ifndef KG_FA_POLY_EXP
 #define KG_FA_POLY_EXP 0
 #endif
+// T > 0: a row's running max (log2 units) moves only when a tile's max exceeds it by more than T,
+// and a warp rescales its O and sums only when one of its rows' max moved (one vote per tile),
+// FlashAttention-4's conditional rescaling: with the max kept, P's values are at most 2^T (256
+// for T = 8: exact in fp16 and bf16, P's sums in fp32), and the result is the same softmax, since
+// the sums carry the same max as P. For the headline inputs a row's max after its first tile
+// seldom grows by 8 (the scores' spread is a few units), so the 32 (D = 64) or 64 (D = 128) O
+// multiplications per thread and tile, and the two exponentials of the factors, mostly go. 0 (the
+// default): every tile's max is taken and O rescaled. An experiment's option (issue 28), not yet
+// run on a GPU.
+#ifndef KG_FA_LAZY_RESCALE
+#define KG_FA_LAZY_RESCALE 0
+#endif
+static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16,
+              "KG_FA_LAZY_RESCALE: 0 (off) to 16 (P at most 2^16, under fp16's 65504 only with no larger term)");
 #ifndef KG_FA_POLY_EXP_D128
 #define KG_FA_POLY_EXP_D128 0
 #endif
@@ -531,7 +545,12 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         for (int c = 0; c < kBlockN / 8; ++c) tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * c + 2 * h], s_acc[4 * c + 2 * h + 1]));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-        const float new_max = fmaxf(row_max[h], tile_max * scale_log2);
+        float new_max = fmaxf(row_max[h], tile_max * scale_log2);
+        // KG_FA_LAZY_RESCALE: the old max kept unless the new one is more than T above it (a row
+        // with no key yet, max -inf, takes the first finite one: -inf + T is -inf)
+        if (KG_FA_LAZY_RESCALE > 0 && !(new_max > row_max[h] + static_cast<float>(KG_FA_LAZY_RESCALE))) {
+          new_max = row_max[h];
+        }
         // A row whose keys are all masked so far keeps max -inf; subtracting 0 keeps exp2 at 0.
         const float shift = new_max == -INFINITY ? 0.f : new_max;
         rescale[h] = kg::fast_exp2(row_max[h] - shift);
@@ -554,12 +573,16 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     };
     // O *= rescale; P = S as 16-bit pairs (register 2i, 2i + 1 of S -> register i of P).
     auto rescale_and_pack = [&]() {
+      // KG_FA_LAZY_RESCALE: only when a row of the warp moved its max (the factor is 1 otherwise:
+      // ex2.approx(0) is exactly 1); the vote is the warp's, so the branch does not diverge
+      if (KG_FA_LAZY_RESCALE == 0 || __any_sync(0xffffffffu, rescale[0] != 1.f || rescale[1] != 1.f)) {
 #pragma unroll
-      for (int c = 0; c < kD / 8; ++c) {
-        o_acc[4 * c] *= rescale[0];
-        o_acc[4 * c + 1] *= rescale[0];
-        o_acc[4 * c + 2] *= rescale[1];
-        o_acc[4 * c + 3] *= rescale[1];
+        for (int c = 0; c < kD / 8; ++c) {
+          o_acc[4 * c] *= rescale[0];
+          o_acc[4 * c + 1] *= rescale[0];
+          o_acc[4 * c + 2] *= rescale[1];
+          o_acc[4 * c + 3] *= rescale[1];
+        }
       }
       if constexpr (kPSmem) {
         // P into this warpgroup's buffer (the last P V, which read it, has retired: every call
