@@ -76,9 +76,27 @@
 #define KG_FA_BLOCK_N 176
 #endif
 // Keys per tile of the non-causal D = 64 instances (128, the default, or 192); causal D = 64
-// keeps 128, as FlashAttention-3 does.
+// keeps 128, as FlashAttention-3 does. 64 or 96 give every D = 64 instance, causal too, that many
+// keys (whole tiles per 192-row query tile's diagonal), small enough for KG_FA_FORCE_OVERLAP's
+// registers at three consumer warpgroups (64 is; 96 is not).
 #ifndef KG_FA_D64_BLOCK_N
 #define KG_FA_D64_BLOCK_N 128
+#endif
+// Bit 1 (D = 64) and bit 2 (D = 128): those instances compute the softmax of S(j + 1) while
+// P(j) V(j) is in flight, as the source always meant: ptxas 13.0 otherwise places the wait for
+// P(j) V(j) (WARPGROUP.DEPBAR.LE gsb0, 0x0) before every exponential of the tile (found
+// 2026-11-27, twelfth session, in the SASS of every instance), so the intra-warpgroup overlap
+// never happened. A branch on the softmax's row sums (never taken: they are not negative; it
+// traps) between the softmax and the wait keeps the softmax first. ptxas keeps it only where the
+// registers of S(j + 1), P(j) and O fit the launch's budget (65536 / threads, not setmaxnreg's);
+// elsewhere it serialises the wgmmas (C7512), so the branch goes only into instances where they
+// leave 32 registers (overlap_fits()): D = 64 with two consumer warpgroups (-DKG_FA_D64_WG3=0:
+// 64 + 32 + 32 of 168) or with three and 64 keys (-DKG_FA_D64_BLOCK_N=64: 32 + 16 + 32 of 128),
+// D = 128 with 96 keys (-DKG_FA_BLOCK_N=96, non-causal: 48 + 24 + 64 of 168); not 96 keys at three
+// warpgroups (48 + 24 + 32 of 128: C7512) nor 128 at D = 128 (64 + 32 + 64 of 168). 0 (the
+// default): no branch. An experiment's option (issue 28), not yet run on a GPU.
+#ifndef KG_FA_FORCE_OVERLAP
+#define KG_FA_FORCE_OVERLAP 0
 #endif
 // 1: the non-causal D = 64 instances (192 keys, three consumer warpgroups) pass P to P V through
 // shared memory (FlashAttention-3's form of that tile): after the softmax each consumer warpgroup
@@ -194,12 +212,16 @@ static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
 // non-causal D = 128 / D = 64 instances.
 template <int kD, bool kCausal>
 constexpr int block_n() {
-  return kCausal ? 128 : kD == 128 ? KG_FA_BLOCK_N : KG_FA_D64_BLOCK_N;
+  return kD == 64 && KG_FA_D64_BLOCK_N < 128 ? KG_FA_D64_BLOCK_N
+         : kCausal                          ? 128
+         : kD == 128                        ? KG_FA_BLOCK_N
+                                            : KG_FA_D64_BLOCK_N;
 }
-static_assert(KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
-              "KG_FA_BLOCK_N must be 128 or 176 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
-static_assert(KG_FA_D64_BLOCK_N == 128 || KG_FA_D64_BLOCK_N == 192,
-              "KG_FA_D64_BLOCK_N must be 128 or 192 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
+static_assert(KG_FA_BLOCK_N == 96 || KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
+              "KG_FA_BLOCK_N must be 96, 128 or 176 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
+static_assert(KG_FA_D64_BLOCK_N == 64 || KG_FA_D64_BLOCK_N == 96 || KG_FA_D64_BLOCK_N == 128 ||
+                  KG_FA_D64_BLOCK_N == 192,
+              "KG_FA_D64_BLOCK_N must be 64, 96, 128 or 192 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
 static_assert(!KG_FA_D64_P_SMEM ||
                   (KG_FA_D64_BLOCK_N == 192 && KG_FA_D64_WG3 && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT),
               "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192 and three consumer warpgroups at D = 64 "
@@ -210,9 +232,16 @@ __host__ __device__ constexpr bool p_in_smem() {
   return KG_FA_D64_P_SMEM && kD == 64 && !kCausal;
 }
 constexpr bool kProducerWG = KG_FA_PRODUCER_WG != 0;
+// KG_FA_FORCE_OVERLAP: whether an instance takes the branch that keeps its softmax under P V,
+// where S(j + 1), P(j) and O leave 32 of the launch's registers per thread (ptxas's budget).
+template <int kD, int kBlockN, int kThreads>
+__host__ __device__ constexpr bool overlap_fits() {
+  return (KG_FA_FORCE_OVERLAP & (kD == 64 ? 1 : 2)) != 0 &&
+         kBlockN / 2 + kBlockN / 4 + kD / 2 + 32 <= (65536 / kThreads) / 8 * 8;
+}
 // Threads of a CTA with kWGs consumer warpgroups, the producer warpgroup's 128 included.
 template <int kWGs>
-constexpr int threads_of() {
+__host__ __device__ constexpr int threads_of() {
   return kWGs * 128 + (kProducerWG ? 128 : 0);
 }
 constexpr int kBoxCols = 64;  // head-dim columns per TMA box: one 128-byte swizzle row
@@ -646,6 +675,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
       if (arriver) release(bars.k_empty(stage_of(g0 + j + 1)));
       softmax(j + 1);
+      // KG_FA_FORCE_OVERLAP: a branch on the softmax's results, so that ptxas cannot put the
+      // wait below before it (never taken: a sum of exponentials is not negative)
+      if (overlap_fits<kD, kBlockN, threads_of<kWGs>()>() && (row_sum[0] < 0.f || row_sum[1] < 0.f)) __trap();
       kg::wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);

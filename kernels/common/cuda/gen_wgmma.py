@@ -90,7 +90,7 @@ def render():
     for ctype, ptx_type in TYPES.items():
         # 128: the key tile of every default instance; 176: fa_wgmma.cu's -DKG_FA_BLOCK_N=176;
         # 192: its -DKG_FA_D64_BLOCK_N=192
-        for n in (128, 176, 192):
+        for n in (64, 96, 128, 176, 192):
             parts.append(ss(ctype, ptx_type, n))
         for n in (64, 128):
             parts.append(rs(ctype, ptx_type, n))
