@@ -20,6 +20,7 @@ import functools
 import json
 import math
 import os
+import random
 import re
 import shutil
 import statistics
@@ -96,6 +97,14 @@ def add_run_arguments(p, reference):
     p.add_argument("--rounds", type=int, default=30, help="timed rounds per case (default 30)")
     p.add_argument("--warmup-s", type=float, default=1.0, help=f"warm-up of each build and {reference} on its first call of a case (default 1 s)")
     p.add_argument("--burst-ms", type=float, default=20.0, help="about how long one timed burst of calls lasts (default 20 ms)")
+    p.add_argument(
+        "--order",
+        choices=("shuffle", "rotate"),
+        default="shuffle",
+        help="the runners' order in each round: shuffle (the default: a seeded shuffle per round, so that no runner always "
+        "follows the same one) or rotate (the order before 2026-11-27: rotated by one each round, which keeps every "
+        "runner behind the same predecessor)",
+    )
     p.add_argument("--out", help="the JSON to write (required unless --dry-run)")
     p.add_argument("--dry-run", action="store_true", help="build only: no GPU, no checks, no timing")
     p.add_argument(
@@ -304,10 +313,23 @@ def sm_clock_reader():
     return nvml.sm_clock_mhz if nvml.ok else None
 
 
+def round_orders(names, rounds, how, seed):
+    """The runners' order in each of `rounds` rounds: `rotate` shifts the list by one per round, which
+    keeps the cyclic order, so every runner follows the same predecessor in every round but the
+    ones it opens; `shuffle` draws each round's order (random.Random(seed)), so predecessors vary.
+    A runner behind a slow, cool kernel starts its burst at a higher clock than one behind a hot
+    kernel at the power cap: with `rotate` a copy of the default build read 8 % faster at D64 than
+    the default itself (H100, 2026-11-27, twelfth session, the build behind the slowest one)."""
+    if how == "rotate":
+        return [names[r % len(names):] + names[: r % len(names)] for r in range(rounds)]
+    rng = random.Random(seed)
+    return [rng.sample(names, len(names)) for _ in range(rounds)]
+
+
 def time_runners(torch, runners, inputs, out, args, what, clock=None):
-    """Warm-up then `rounds` rounds; in each, every runner times one burst (CUDA events), the order
-    rotated round by round so that no runner always follows the same one. ms per call per round,
-    and the SM clock read while each burst runs (`clock`, MHz; NVML's when None and readable): a
+    """Warm-up then `rounds` rounds; in each, every runner times one burst (CUDA events), in the
+    order round_orders gives (--order; seeded by `what`). ms per call per round, each burst's
+    predecessor (`after`: None for a round's first), and the SM clock read while each burst runs (`clock`, MHz; NVML's when None and readable): a
     kernel held at the power cap runs at a lower clock in back-to-back bursts than in the harness's
     single-call samples (docs/notes/kernel-gaps.md, the tenth session)."""
     clock = clock or sm_clock_reader()
@@ -324,8 +346,13 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
         plan[name] = max(1, math.ceil(args.burst_ms / per_call_ms))
     samples = {name: [] for name, _ in runners}
     clocks = {name: [] for name, _ in runners}
-    for r in range(args.rounds):
-        for name, fn in runners[r % len(runners):] + runners[: r % len(runners)]:
+    after = {name: [] for name, _ in runners}
+    fns = dict(runners)
+    orders = round_orders([name for name, _ in runners], args.rounds, getattr(args, "order", "rotate"), what)
+    for r, order in enumerate(orders):
+        for i, name in enumerate(order):
+            fn = fns[name]
+            after[name].append(order[i - 1] if i else None)
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
             for _ in range(plan[name]):
@@ -335,7 +362,10 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
                 clocks[name].append(clock())  # the burst is queued, not done: the GPU runs it
             wait(torch, end, f"{what}: {name} round {r}")
             samples[name].append(begin.elapsed_time(end) / plan[name])
-    timing = {name: {"calls_per_burst": plan[name], "samples_ms": samples[name], "median_ms": statistics.median(samples[name])} for name, _ in runners}
+    timing = {
+        name: {"calls_per_burst": plan[name], "samples_ms": samples[name], "median_ms": statistics.median(samples[name]), "after": after[name]}
+        for name, _ in runners
+    }
     for name, mhz in clocks.items():
         if mhz:
             timing[name]["sm_clock_mhz"] = mhz

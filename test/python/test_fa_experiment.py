@@ -412,7 +412,7 @@ def test_each_burst_records_the_sm_clock_it_ran_at(monkeypatch):
     from kernels.attention import bench
 
     fake_torch = on_the_cpu(monkeypatch, bench)
-    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "4", "--warmup-s", "0"])
+    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "4", "--warmup-s", "0", "--order", "rotate"])
     readings = iter([1980.0, 1410.0, 1965.0, 1395.0, 1950.0, 1400.0, 1940.0, 1420.0])
     runners = [("a", lambda inputs, out: out), ("b", lambda inputs, out: out)]
     timing = fa.time_runners(fake_torch, runners, {}, None, args, "case", clock=lambda: next(readings))
@@ -460,3 +460,31 @@ def test_profile_calls_each_checked_runner_once_inside_the_nvtx_range_and_times_
     log.clear()
     record = fa.run_case(fake_torch, case, builds, load_manifest(str(fa.MANIFEST)), args, [])
     assert "profiled" not in record and record["timing"] == {} and log == ["call good.so", "call shifted.so", "call sdpa"]
+
+
+def test_the_order_of_each_round_is_shuffled_so_that_no_runner_always_follows_the_same_one(monkeypatch):
+    """--order shuffle (the default): every round holds each runner once, in an order drawn from a
+    generator seeded by the case, so the same case gives the same orders and each runner follows
+    several others (recorded as `after`); --order rotate keeps the cyclic order, which put every
+    runner behind the same predecessor in every round it did not open."""
+    from kernels.attention import bench
+
+    fake_torch = on_the_cpu(monkeypatch, bench)
+    names = ["base", "base2", "n64", "n96", "sdpa_default"]
+    orders = fa.round_orders(names, 20, "shuffle", "case A")
+    assert all(sorted(o) == sorted(names) for o in orders)
+    assert orders == fa.round_orders(names, 20, "shuffle", "case A")  # seeded by the case
+    assert orders != fa.round_orders(names, 20, "shuffle", "case B")
+    rotated = fa.round_orders(names, 20, "rotate", "case A")
+    assert rotated[:3] == [names, names[1:] + names[:1], names[2:] + names[:2]]
+    # behind n64: always n96 when rotated, several runners when shuffled
+    behind = lambda rounds: {o[o.index("n64") + 1] for o in rounds if o.index("n64") + 1 < len(o)}  # noqa: E731
+    assert behind(rotated) == {"n96"} and len(behind(orders)) >= 3
+    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "6", "--warmup-s", "0"])
+    assert args.order == "shuffle"
+    runners = [(n, lambda inputs, out: out) for n in names]
+    timing = fa.time_runners(fake_torch, runners, {}, None, args, "case A", clock=lambda: 1500.0)
+    expected = fa.round_orders(names, 6, "shuffle", "case A")
+    for n in names:
+        assert len(timing[n]["samples_ms"]) == 6
+        assert timing[n]["after"] == [o[o.index(n) - 1] if o.index(n) else None for o in expected]
