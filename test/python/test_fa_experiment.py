@@ -206,7 +206,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
         f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}", f"build clupers: {clupers['error']}",
         f"build pbad: {builds['pbad']['error']}", f"build lzbad: {builds['lzbad']['error']}",
     ]
-    assert "KG_FA_LAZY_RESCALE: 0 (off) to 16" in builds["lzbad"]["error"]
+    assert "KG_FA_LAZY_RESCALE, KG_FA_LAZY_RESCALE_D128: 0 (off) to 16" in builds["lzbad"]["error"]
     assert "KG_FA_POLY_EXP, KG_FA_POLY_EXP_D128: 0 to 16 groups of every 16" in builds["pbad"]["error"]
     # a quarter of the exponentials on the FMA pipe (KG_FA_POLY_EXP): clean, the same registers
     # and the conditional rescaling (KG_FA_LAZY_RESCALE): clean, the same registers

@@ -156,18 +156,26 @@
 #endif
 // T > 0: a row's running max (log2 units) moves only when a tile's max exceeds it by more than T,
 // and a warp rescales its O and sums only when one of its rows' max moved (one vote per tile),
-// FlashAttention-4's conditional rescaling: with the max kept, P's values are at most 2^T (256
-// for T = 8: exact in fp16 and bf16, P's sums in fp32), and the result is the same softmax, since
+// FlashAttention-4's conditional rescaling: with the max kept, P's values are at most 2^T (16
+// for T = 4: exact in fp16 and bf16, P's sums in fp32), and the result is the same softmax, since
 // the sums carry the same max as P. For the headline inputs a row's max after its first tile
-// seldom grows by 8 (the scores' spread is a few units), so the 32 (D = 64) or 64 (D = 128) O
-// multiplications per thread and tile, and the two exponentials of the factors, mostly go. 0 (the
-// default): every tile's max is taken and O rescaled. An experiment's option (issue 28), not yet
-// run on a GPU.
+// seldom grows by 4 (the scores' spread is a few units), so the 32 O multiplications per thread
+// and tile (D = 64) mostly go. KG_FA_LAZY_RESCALE applies to the D = 64 instances, where the
+// softmax's instructions bound the rate, KG_FA_LAZY_RESCALE_D128 to the D = 128 ones. Defaults 4
+// and 0, since 2026-11-27 (twelfth session, H100, scripts/fa-experiment.py with shuffled rounds
+// beside three builds of the old default, which agreed within 0.4 % at D64): at D64 1.7 % (fp16)
+// and 1.9 % (bf16) faster, 1.0-1.2 % causal; at D128 2-4 % slower (the vote and branch cost more
+// than the 64 multiplications they save there).
 #ifndef KG_FA_LAZY_RESCALE
-#define KG_FA_LAZY_RESCALE 0
+#define KG_FA_LAZY_RESCALE 4
 #endif
-static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16,
-              "KG_FA_LAZY_RESCALE: 0 (off) to 16 (P at most 2^16, under fp16's 65504 only with no larger term)");
+#ifndef KG_FA_LAZY_RESCALE_D128
+#define KG_FA_LAZY_RESCALE_D128 0
+#endif
+static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_RESCALE_D128 >= 0 &&
+                  KG_FA_LAZY_RESCALE_D128 <= 16,
+              "KG_FA_LAZY_RESCALE, KG_FA_LAZY_RESCALE_D128: 0 (off) to 16 (P at most 2^16, under fp16's 65504 only "
+              "with no larger term)");
 #ifndef KG_FA_POLY_EXP_D128
 #define KG_FA_POLY_EXP_D128 0
 #endif
@@ -333,6 +341,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
   constexpr int kPRegs = kBlockN / 4;  // P as packed pairs
+  constexpr int kLazy = kD == 64 ? KG_FA_LAZY_RESCALE : KG_FA_LAZY_RESCALE_D128;  // its threshold T, or 0
   constexpr int kCluster = cluster_m<kCausal>();
   static_assert(kBlockN % (8 * kCluster) == 0, "KG_FA_CLUSTER_M: each CTA loads whole 8-row swizzle groups of a tile");
   constexpr int kRowsPerRank = kBlockN / kCluster;  // K and V rows each CTA of a cluster loads
@@ -577,7 +586,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         float new_max = fmaxf(row_max[h], tile_max * scale_log2);
         // KG_FA_LAZY_RESCALE: the old max kept unless the new one is more than T above it (a row
         // with no key yet, max -inf, takes the first finite one: -inf + T is -inf)
-        if (KG_FA_LAZY_RESCALE > 0 && !(new_max > row_max[h] + static_cast<float>(KG_FA_LAZY_RESCALE))) {
+        if (kLazy > 0 && !(new_max > row_max[h] + static_cast<float>(kLazy))) {
           new_max = row_max[h];
         }
         // A row whose keys are all masked so far keeps max -inf; subtracting 0 keeps exp2 at 0.
@@ -604,7 +613,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     auto rescale_and_pack = [&]() {
       // KG_FA_LAZY_RESCALE: only when a row of the warp moved its max (the factor is 1 otherwise:
       // ex2.approx(0) is exactly 1); the vote is the warp's, so the branch does not diverge
-      if (KG_FA_LAZY_RESCALE == 0 || __any_sync(0xffffffffu, rescale[0] != 1.f || rescale[1] != 1.f)) {
+      if (kLazy == 0 || __any_sync(0xffffffffu, rescale[0] != 1.f || rescale[1] != 1.f)) {
 #pragma unroll
         for (int c = 0; c < kD / 8; ++c) {
           o_acc[4 * c] *= rescale[0];
