@@ -156,7 +156,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert "static assertion failed" in deep["error"] and "KG_FA_STAGES" in deep["error"] and "kD=128" in deep["error"]
     bn192 = builds["bn192"]
     assert not bn192["ok"]
-    assert "static assertion failed" in bn192["error"] and "KG_FA_BLOCK_N must be 128 or 176" in bn192["error"]
+    assert "static assertion failed" in bn192["error"] and "KG_FA_BLOCK_N must be 96, 128 or 176" in bn192["error"]
     tmapers = builds["tmapers"]
     assert not tmapers["ok"] and "KG_FA_TMA_STORE writes the output through the Q buffer" in tmapers["error"]
     # 192 keys in the non-causal D64 instances (named N192, as N176): the same registers at launch
@@ -178,7 +178,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert local == {i: (224, 400, 400) if "N192" in i else (0, 0, 0) for i in regs["d64n192"]}
     d64bad = builds["d64bad"]
     assert not d64bad["ok"]
-    assert "static assertion failed" in d64bad["error"] and "KG_FA_D64_BLOCK_N must be 128 or 192" in d64bad["error"]
+    assert "static assertion failed" in d64bad["error"] and "KG_FA_D64_BLOCK_N must be 64, 96, 128 or 192" in d64bad["error"]
     # The same 192-key tile with P passed through shared memory (KG_FA_D64_P_SMEM, FlashAttention-3's
     # form there): each consumer warpgroup stores P into a buffer of its own and P V is an SS wgmma,
     # so P's 48 registers are not live across S(j + 1). No stack, no spills, no serialised wgmma

@@ -226,10 +226,10 @@ constexpr int block_n() {
                                             : KG_FA_D64_BLOCK_N;
 }
 static_assert(KG_FA_BLOCK_N == 96 || KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
-              "KG_FA_BLOCK_N must be 96, 128 or 176 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
+              "KG_FA_BLOCK_N must be 96, 128 or 176 (wgmma_ops.cuh's WgmmaSS<T, N>)");
 static_assert(KG_FA_D64_BLOCK_N == 64 || KG_FA_D64_BLOCK_N == 96 || KG_FA_D64_BLOCK_N == 128 ||
                   KG_FA_D64_BLOCK_N == 192,
-              "KG_FA_D64_BLOCK_N must be 64, 96, 128 or 192 (the wgmma_ops.cuh instances of WgmmaSS<T, N>)");
+              "KG_FA_D64_BLOCK_N must be 64, 96, 128 or 192 (wgmma_ops.cuh's WgmmaSS<T, N>)");
 static_assert(!KG_FA_D64_P_SMEM ||
                   (KG_FA_D64_BLOCK_N == 192 && KG_FA_D64_WG3 && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT),
               "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192 and three consumer warpgroups at D = 64 "
