@@ -102,10 +102,21 @@
 // shared memory (FlashAttention-3's form of that tile): after the softmax each consumer warpgroup
 // stores its 64 x kBlockN P tile into a buffer of its own, in the 128-byte swizzle of a K-major
 // wgmma A operand, and P V is an SS wgmma, so P's 48 registers are not live across S(j + 1).
-// 0 (the default): P stays in registers. Needs -DKG_FA_D64_BLOCK_N=192 and the three consumers,
-// not KG_FA_PERSISTENT. An experiment's option, not yet run on a GPU.
+// With -DKG_FA_D64_BLOCK_N=128 every D = 64 instance, causal too, takes P from shared memory: the
+// form in which KG_FA_FORCE_OVERLAP's softmax fits under P V at three consumer warpgroups (S 64 +
+// O 32 + 32 of 128 registers). 0 (the default): P stays in registers. Needs KG_FA_D64_BLOCK_N 192
+// or 128 and the three consumers, not KG_FA_PERSISTENT. On an H100 (2026-11-27, run 111) the
+// 192-key form was 4.5-6 % slower than the default at D = 64; the 128-key form is not yet measured.
 #ifndef KG_FA_D64_P_SMEM
 #define KG_FA_D64_P_SMEM 0
+#endif
+// 1: the D = 128 instances whose key tile is 128 (the causal ones; every one with
+// -DKG_FA_BLOCK_N=128) pass P through shared memory as KG_FA_D64_P_SMEM does (16 KB per consumer
+// warpgroup): P(j) V(j) in flight then holds only O's registers, so with KG_FA_FORCE_OVERLAP's
+// bit 2 the softmax of S(j + 1) fits under it in ptxas's budget (64 + 64 + 32 of 168). 0 (the
+// default): P in registers. An experiment's option (issue 28), not yet run on a GPU.
+#ifndef KG_FA_D128_P_SMEM
+#define KG_FA_D128_P_SMEM 0
 #endif
 // 1 (the default with the producer warpgroup): the D = 64 instances have three consumer
 // warpgroups (192 query rows per CTA, 512 threads, setmaxnreg 32/160: FlashAttention-3's tile at
@@ -219,7 +230,7 @@ static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
 template <int kD, bool kCausal>
-constexpr int block_n() {
+__host__ __device__ constexpr int block_n() {
   return kD == 64 && KG_FA_D64_BLOCK_N < 128 ? KG_FA_D64_BLOCK_N
          : kCausal                          ? 128
          : kD == 128                        ? KG_FA_BLOCK_N
@@ -230,22 +241,27 @@ static_assert(KG_FA_BLOCK_N == 96 || KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 17
 static_assert(KG_FA_D64_BLOCK_N == 64 || KG_FA_D64_BLOCK_N == 96 || KG_FA_D64_BLOCK_N == 128 ||
                   KG_FA_D64_BLOCK_N == 192,
               "KG_FA_D64_BLOCK_N must be 64, 96, 128 or 192 (wgmma_ops.cuh's WgmmaSS<T, N>)");
-static_assert(!KG_FA_D64_P_SMEM ||
-                  (KG_FA_D64_BLOCK_N == 192 && KG_FA_D64_WG3 && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT),
-              "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192 and three consumer warpgroups at D = 64 "
+static_assert(!KG_FA_D64_P_SMEM || ((KG_FA_D64_BLOCK_N == 192 || KG_FA_D64_BLOCK_N == 128) && KG_FA_D64_WG3 &&
+                                      KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT),
+              "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192 or 128 and three consumer warpgroups at D = 64 "
               "(KG_FA_D64_WG3=1, KG_FA_PRODUCER_WG=1), and not KG_FA_PERSISTENT");
-// Whether an instance passes P through shared memory (KG_FA_D64_P_SMEM): the non-causal D = 64 ones.
+static_assert(!KG_FA_D128_P_SMEM || (KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT),
+              "KG_FA_D128_P_SMEM needs the producer warpgroup and not KG_FA_PERSISTENT");
+// Whether an instance passes P through shared memory: the non-causal D = 64 ones
+// (KG_FA_D64_P_SMEM), the D = 128 ones with 128 keys (KG_FA_D128_P_SMEM).
 template <int kD, bool kCausal>
 __host__ __device__ constexpr bool p_in_smem() {
-  return KG_FA_D64_P_SMEM && kD == 64 && !kCausal;
+  return (KG_FA_D64_P_SMEM && kD == 64 && (block_n<kD, kCausal>() == 192 || KG_FA_D64_BLOCK_N == 128)) ||
+         (KG_FA_D128_P_SMEM && kD == 128 && block_n<kD, kCausal>() == 128);
 }
 constexpr bool kProducerWG = KG_FA_PRODUCER_WG != 0;
 // KG_FA_FORCE_OVERLAP: whether an instance takes the branch that keeps its softmax under P V,
-// where S(j + 1), P(j) and O leave 32 of the launch's registers per thread (ptxas's budget).
-template <int kD, int kBlockN, int kThreads>
+// where S(j + 1), P(j) (unless it is in shared memory) and O leave 32 of the launch's registers
+// per thread (ptxas's budget).
+template <int kD, int kBlockN, int kThreads, bool kPSmem>
 __host__ __device__ constexpr bool overlap_fits() {
   return (KG_FA_FORCE_OVERLAP & (kD == 64 ? 1 : 2)) != 0 &&
-         kBlockN / 2 + kBlockN / 4 + kD / 2 + 32 <= (65536 / kThreads) / 8 * 8;
+         kBlockN / 2 + (kPSmem ? 0 : kBlockN / 4) + kD / 2 + 32 <= (65536 / kThreads) / 8 * 8;
 }
 // Threads of a CTA with kWGs consumer warpgroups, the producer warpgroup's 128 included.
 template <int kWGs>
@@ -686,7 +702,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       softmax(j + 1);
       // KG_FA_FORCE_OVERLAP: a branch on the softmax's results, so that ptxas cannot put the
       // wait below before it (never taken: a sum of exponentials is not negative)
-      if (overlap_fits<kD, kBlockN, threads_of<kWGs>()>() && (row_sum[0] < 0.f || row_sum[1] < 0.f)) __trap();
+      if (overlap_fits<kD, kBlockN, threads_of<kWGs>(), kPSmem>() && (row_sum[0] < 0.f || row_sum[1] < 0.f)) __trap();
       kg::wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);

@@ -94,8 +94,9 @@ def render():
             parts.append(ss(ctype, ptx_type, n))
         for n in (64, 128):
             parts.append(rs(ctype, ptx_type, n))
-        # P V at D = 64 with P in shared memory: fa_wgmma.cu's -DKG_FA_D64_P_SMEM=1
-        parts.append(sst(ctype, ptx_type, 64))
+        # P V with P in shared memory: fa_wgmma.cu's -DKG_FA_D64_P_SMEM=1 (64), -DKG_FA_D128_P_SMEM=1 (128)
+        for n in (64, 128):
+            parts.append(sst(ctype, ptx_type, n))
     parts.append("}  // namespace kg\n")
     return "\n".join(parts)
 
