@@ -105,8 +105,8 @@
 // With -DKG_FA_D64_BLOCK_N=128 every D = 64 instance, causal too, takes P from shared memory: the
 // form in which KG_FA_FORCE_OVERLAP's softmax fits under P V at three consumer warpgroups (S 64 +
 // O 32 + 32 of 128 registers). 0 (the default): P stays in registers. Needs KG_FA_D64_BLOCK_N 192
-// or 128 and the three consumers, not KG_FA_PERSISTENT. On an H100 (2026-11-27, run 111) the
-// 192-key form was 4.5-6 % slower than the default at D = 64; the 128-key form is not yet measured.
+// or 128 and the three consumers, not KG_FA_PERSISTENT. Measured: docs/notes/kernel-gaps.md,
+// the twelfth session.
 #ifndef KG_FA_D64_P_SMEM
 #define KG_FA_D64_P_SMEM 0
 #endif
