@@ -197,3 +197,29 @@ def test_the_recorded_h100_run_with_a_control_build_and_the_sm_clock_per_burst()
     assert all(0.75 < t["base"]["per_useful_flop_vs_cublas"] < 0.78 for t in big)
     with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
         assert "#define KG_BSR_GROUP_ROWS 0\n" in f.read()
+
+
+def test_the_recorded_h100_runs_of_the_cluster_multicast_of_a():
+    """Runs 111 and 112 (two H100s, 2026-11-27, docs/notes/kernel-gaps.md, the twelfth session):
+    KG_BSR_CLUSTER_N, clusters of 2 or 4 CTAs multicasting A. With each remote arrival
+    `.release.cluster` (run 111) 0.48x and 0.30x the default's rate; at CTA scope (run 112) 2
+    CTAs 1.003x and 1.007x (within the 0.4-0.5 % between base and base2), 4 CTAs 0.88-0.89x. A's
+    L2 traffic is not what holds the kernel at 0.65x of cuBLAS per useful FLOP. Every build passed
+    on every shape."""
+    import gzip
+
+    def load(run):
+        with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", f"bsr-experiment-h100-run{run}", "bsr.json.gz")) as f:
+            return json.load(f)
+
+    for run, serial, mc2, mc4 in ((111, "1653923025528", (0.47, 0.49), (0.29, 0.31)), (112, "1653923056951", (1.0, 1.01), (0.88, 0.9))):
+        doc = load(run)
+        assert doc["gpu"]["serial"] == serial and doc["failures"] == []
+        assert [b["name"] for b in doc["builds"]] == ["base", "base2", "mc2", "mc4"]
+        assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+        for case in doc["cases"]:
+            if case["params"]["M"] == 8192:
+                t = case["timing"]
+                g = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
+                assert mc2[0] < g["mc2"] < mc2[1] and mc4[0] < g["mc4"] < mc4[1], (run, g)
+                assert abs(g["base2"] - 1) < 0.009
