@@ -40,7 +40,9 @@ describe('one H100, serial 1652824031038', () => {
     );
     // issue 28, unpaired: SDPA default's median over cuda_fa_wgmma's (fp16 D128, D128 causal, D64,
     // D64 causal, then bf16)
-    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([0.995, 1.003, 1.046, 1, 0.989, 0.972, 1.057, 0.989]);
+    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([
+      0.995, 1.003, 1.046, 1, 0.989, 0.972, 1.057, 0.989,
+    ]);
     expect(bsrPerUsefulFlop(NAME)).toEqual([0.66, 0.629]);
     expect(wallOf(NAME)).toBe(393.8);
   });
@@ -52,11 +54,15 @@ describe('one H100, serial 1652824031038', () => {
     expect(doc.cases.filter((c) => c.identical)).toHaveLength(94);
     const j = judged(NAME);
     expectAsOnTheMachine(NAME, doc, j, [0, 0, 215, 1]);
-    expect(j.cases.filter((c) => c.perf === 'AMBIGUOUS').map((c) => c.variant)).toEqual(['torch_copy']);
+    expect(j.cases.filter((c) => c.perf === 'AMBIGUOUS').map((c) => c.variant)).toEqual([
+      'torch_copy',
+    ]);
     expect(wallOf(NAME)).toBe(165.8);
     // head arm: D64 1.094x (fp16) and 1.084x (bf16), against run 110's 1.045x and 1.060x on another
     // H100 before the conditional rescaling; the bars (1.05 at fp16 D128, 1.10 causal and D64) not met
-    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([0.998, 1.001, 1.094, 0.977, 1.015, 1.037, 1.084, 0.964]);
+    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([
+      0.998, 1.001, 1.094, 0.977, 1.015, 1.037, 1.084, 0.964,
+    ]);
     expect(bsrPerUsefulFlop(NAME)).toEqual([0.657, 0.658]);
   });
 });
