@@ -18,6 +18,7 @@
 //   run 110: the next call: the pull request that changes the harness (the whole set)
 import { describe, expect, it } from 'vitest';
 import {
+  bsrPerUsefulFlop,
   expectAsOnTheMachine,
   expectEveryCasePassed,
   expectOneVariantTimed,
@@ -43,13 +44,7 @@ describe('one H100, serial 1753124018107', () => {
     const ratios = headlineRatios(doc, 'cuda_fa_wgmma');
     expect(ratios).toEqual([0.975, 0.984, 1.027, 0.988, 0.969, 0.946, 1.03, 0.961]);
     // BSR per useful FLOP (a quarter of dense's): 0.65x fp16, 0.63x bf16
-    const ms = (variant: string, id: string) =>
-      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
-    const bsr = ['fp16', 'bf16'].map((t) => {
-      const id = `dtype=${t},M=8192,N=8192,K=8192,block=128,topk=16`;
-      return Number(((ms('cublas_dense', id) * 0.25) / ms('cuda_bsr_wgmma_ws', id)).toFixed(2));
-    });
-    expect(bsr).toEqual([0.65, 0.63]);
+    expect(bsrPerUsefulFlop(doc)).toEqual([0.65, 0.63]);
     expect(wallOf(NAME)).toBe(399.3);
   });
 

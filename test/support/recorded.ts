@@ -150,3 +150,17 @@ export function headlineRatios(results: KernelgateResults, fastest?: string): nu
       return Number((ms('sdpa_default', c.case) / ours).toFixed(3));
     });
 }
+
+/**
+ * Issue 28's block-sparse figure: on the two 8192³ cases (fp16, then bf16), dense cuBLAS's
+ * median times the quarter of the blocks BSR computes, over cuda_bsr_wgmma_ws's median (its
+ * useful FLOP's rate against cuBLAS's FLOP's), to `places` places.
+ */
+export function bsrPerUsefulFlop(results: KernelgateResults, places = 2): number[] {
+  const ms = (variant: string, id: string) =>
+    results.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
+  return ['fp16', 'bf16'].map((t) => {
+    const id = `dtype=${t},M=8192,N=8192,K=8192,block=128,topk=16`;
+    return Number(((ms('cublas_dense', id) * 0.25) / ms('cuda_bsr_wgmma_ws', id)).toFixed(places));
+  });
+}

@@ -504,14 +504,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   const bool arriver = lane == 0;  // one arrival per warp on the empty barriers
   // A K or V buffer released: on this CTA's empty barrier, or on every CTA's of the cluster
   // (KG_FA_CLUSTER_M: each refill of it lands in all of them).
-  auto release = [&](uint32_t bar) {
-    if constexpr (kCluster > 1) {
-#pragma unroll
-      for (int r = 0; r < kCluster; ++r) kg::mbar_arrive_cluster(bar, r);
-    } else {
-      kg::mbar_arrive(bar);
-    }
-  };
+  auto release = [](uint32_t bar) { kg::mbar_release<kCluster>(bar); };
 #if KG_FA_PERSISTENT
   for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
     take_item(item);

@@ -164,14 +164,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp_in_group = (threadIdx.x >> 5) & 3;
   // A stage released: on this CTA's empty barrier, or on every CTA's of the cluster (each refill
   // of it lands in all of them).
-  auto release = [&](uint32_t bar) {
-    if constexpr (kCluster > 1) {
-#pragma unroll
-      for (int r = 0; r < kCluster; ++r) kg::mbar_arrive_cluster(bar, r);
-    } else {
-      kg::mbar_arrive(bar);
-    }
-  };
+  auto release = [](uint32_t bar) { kg::mbar_release<kCluster>(bar); };
   int it = 0;
   for (int tile = worker(); tile < n_tiles; tile += workers()) {
     int block_row, n0;

@@ -84,6 +84,19 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
       : "memory");
 }
 
+// A consumer's release of a ring buffer: an arrival on this CTA's barrier, or (kCluster > 1) on the
+// barrier at the same offset in every CTA of the cluster, since each refill of the buffer lands in
+// all of them.
+template <int kCluster>
+__device__ __forceinline__ void mbar_release(uint32_t bar) {
+  if constexpr (kCluster > 1) {
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r) mbar_arrive_cluster(bar, r);
+  } else {
+    mbar_arrive(bar);
+  }
+}
+
 // As tma_load_2d / tma_load_3d, but the box lands at offset `dst` of every CTA of the cluster
 // in `mask` (bit r: rank r), each completing on its own barrier at offset `bar`.
 __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar,
