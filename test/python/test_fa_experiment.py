@@ -108,10 +108,11 @@ def dry_run(tmp_path_factory):
         "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--build", "pers=-DKG_FA_PERSISTENT=1",
         "--build", "stg=-DKG_FA_TMA_STORE=0", "--build", "tmapers=-DKG_FA_TMA_STORE=1,-DKG_FA_PERSISTENT=1",
         "--build", "d64n192=-DKG_FA_D64_BLOCK_N=192", "--build", "d64bad=-DKG_FA_D64_BLOCK_N=160",
-        "--build", "psmem=-DKG_FA_D64_BLOCK_N=192,-DKG_FA_D64_P_SMEM=1", "--build", "psbad=-DKG_FA_D64_P_SMEM=1",
+        "--build", "psmem=-DKG_FA_D64_BLOCK_N=192,-DKG_FA_D64_P_SMEM=1", "--build", "psbad=-DKG_FA_D64_P_SMEM=1,-DKG_FA_D64_WG3=0",
         "--build", "clu=-DKG_FA_CLUSTER_M=2", "--build", "clupers=-DKG_FA_CLUSTER_M=2,-DKG_FA_PERSISTENT=1",
         "--build", "p4=-DKG_FA_POLY_EXP=4", "--build", "q4=-DKG_FA_POLY_EXP_D128=4", "--build", "pbad=-DKG_FA_POLY_EXP=17",
         "--build", "lz8=-DKG_FA_LAZY_RESCALE=8", "--build", "lzbad=-DKG_FA_LAZY_RESCALE=17",
+        "--build", "ovfit=-DKG_FA_FORCE_OVERLAP=3,-DKG_FA_D128_P_SMEM=1,-DKG_FA_D64_P_SMEM=1",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -189,9 +190,10 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert regs["psmem"] == regs["d64n192"]
     for inst in psmem["instances"]:
         assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst
+    # refused with two consumer warpgroups at D64
     psbad = builds["psbad"]
     assert not psbad["ok"]
-    assert "static assertion failed" in psbad["error"] and "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192" in psbad["error"]
+    assert "static assertion failed" in psbad["error"] and "KG_FA_D64_P_SMEM needs KG_FA_D64_BLOCK_N=192 or 128" in psbad["error"]
     # Clusters of two CTAs at the non-causal instances, K and V multicast (KG_FA_CLUSTER_M): the same
     # registers, clean; refused with the persistent grid
     clu = builds["clu"]
@@ -209,8 +211,10 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert "KG_FA_LAZY_RESCALE, KG_FA_LAZY_RESCALE_D128: 0 (off) to 16" in builds["lzbad"]["error"]
     assert "KG_FA_POLY_EXP, KG_FA_POLY_EXP_D128: 0 to 16 groups of every 16" in builds["pbad"]["error"]
     # a quarter of the exponentials on the FMA pipe (KG_FA_POLY_EXP): clean, the same registers
-    # and the conditional rescaling (KG_FA_LAZY_RESCALE): clean, the same registers
-    for name in ("p4", "q4", "lz8"):
+    # the conditional rescaling (KG_FA_LAZY_RESCALE), and the forced overlap where overlap_fits() lets
+    # it in (the D128 causal and all D64 instances, P through shared memory): clean (no C7512: ptxas
+    # did not serialise the wgmmas), the same registers
+    for name in ("p4", "q4", "lz8", "ovfit"):
         assert builds[name]["ok"] and builds[name]["warnings"] == [] and regs[name] == regs["base"], builds[name].get("error")
         for inst in builds[name]["instances"]:
             assert (inst["stack_bytes"], inst["spill_stores"], inst["spill_loads"]) == (0, 0, 0), inst
