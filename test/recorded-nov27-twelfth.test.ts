@@ -1,4 +1,4 @@
-// Issue 28's harness runs of 2026-11-27, twelfth session (test/fixtures/recorded/README.md, "Eight
+// Issue 28's harness runs of 2026-11-27, twelfth session (test/fixtures/recorded/README.md, "Nine
 // H100s, 2026-11-27, twelfth session"), judged again with today's code: bundle, harness and kernels
 // of da51347 (the conditional rescaling at D64 the default, KG_FA_LAZY_RESCALE 4), through
 // scripts/device/go.sh, one store, fastjsonschema installed; one H100 (nvidia-h100-x1, NVIDIA H100
