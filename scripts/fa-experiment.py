@@ -348,7 +348,7 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
     clocks = {name: [] for name, _ in runners}
     after = {name: [] for name, _ in runners}
     fns = dict(runners)
-    orders = round_orders([name for name, _ in runners], args.rounds, getattr(args, "order", "rotate"), what)
+    orders = round_orders([name for name, _ in runners], args.rounds, args.order, what)
     for r, order in enumerate(orders):
         for i, name in enumerate(order):
             fn = fns[name]

@@ -23,7 +23,8 @@
 // H100: 1.3 % (fp16) and 2.1 % (bf16) faster than 128 keys at B16 H96 S4096 D128).
 // -DKG_FA_D64_BLOCK_N=192 gives the non-causal D = 64 instances 192 keys (FlashAttention-3's
 // kBlockN at head dim 64 without the causal mask: S m64n192k16, P V 12 k-steps); an experiment's
-// option, not yet run on a GPU. With three consumer warpgroups it spills: S(j + 1), P(j) and O
+// option (with P through shared memory 12 % slower on an H100, run 119). With three consumer
+// warpgroups it spills: S(j + 1), P(j) and O
 // in flight together are 96 + 48 + 32 registers of the 160 (FA3 keeps this tile's P in shared
 // memory), and ptxas serialises those instances' wgmmas (C7512). -DKG_FA_D64_P_SMEM=1 (with it)
 // does what FlashAttention-3 does there: P goes through shared memory (below), 0 stack or spills.
@@ -39,7 +40,10 @@
 //   O += P(j) V(j)        wgmma, A (P) from registers, B (V) from shared memory, MN-major;
 // both issued back to back, so the tensor cores run S(j+1) and P(j)V(j) while the
 // warpgroup waits only for S(j+1), then computes its online softmax while P(j)V(j) is still
-// in flight, and only then waits for O. P never touches shared memory: the accumulator
+// in flight, and only then waits for O. (So the source orders it; ptxas 13.0 moves the wait for
+// O ahead of the softmax in every instance, and keeping the source's order was slower wherever
+// it fits: KG_FA_FORCE_OVERLAP below. The other warpgroups' GEMMs cover a warpgroup's softmax.)
+// P never touches shared memory: the accumulator
 // layout of m64nNk16 is, per warp, the A-register layout of the next wgmma, so P is repacked
 // in registers (except under KG_FA_D64_P_SMEM: there the non-causal D = 64 instances store P,
 // after O's wait, into a shared-memory buffer per warpgroup, and P V takes A from there, an SS
@@ -94,7 +98,8 @@
 // 64 + 32 + 32 of 168) or with three and 64 keys (-DKG_FA_D64_BLOCK_N=64: 32 + 16 + 32 of 128),
 // D = 128 with 96 keys (-DKG_FA_BLOCK_N=96, non-causal: 48 + 24 + 64 of 168); not 96 keys at three
 // warpgroups (48 + 24 + 32 of 128: C7512) nor 128 at D = 128 (64 + 32 + 64 of 168). 0 (the
-// default): no branch. An experiment's option (issue 28), not yet run on a GPU.
+// default): no branch. Measured on H100s (issue 28, runs 115, 116, 119): 1-16 % slower wherever
+// it applies (docs/notes/kernel-gaps.md, the twelfth session).
 #ifndef KG_FA_FORCE_OVERLAP
 #define KG_FA_FORCE_OVERLAP 0
 #endif
@@ -114,7 +119,8 @@
 // -DKG_FA_BLOCK_N=128) pass P through shared memory as KG_FA_D64_P_SMEM does (16 KB per consumer
 // warpgroup): P(j) V(j) in flight then holds only O's registers, so with KG_FA_FORCE_OVERLAP's
 // bit 2 the softmax of S(j + 1) fits under it in ptxas's budget (64 + 64 + 32 of 168). 0 (the
-// default): P in registers. An experiment's option (issue 28), not yet run on a GPU.
+// default): P in registers. Measured on an H100 (run 119): 7.5-9.5 % slower at D = 128, 14-16 %
+// with the overlap.
 #ifndef KG_FA_D128_P_SMEM
 #define KG_FA_D128_P_SMEM 0
 #endif
@@ -128,7 +134,8 @@
 // with the grid's stride: the producer loads the next item's Q and first key tiles while the
 // consumers finish the last one (its final P V and its stores), so an item's prologue and
 // epilogue overlap its neighbours' loops instead of a CTA's launch. 0 (the default): a CTA per
-// item. Needs the producer warpgroup. An experiment's option (issue 28), not yet run on a GPU.
+// item. Needs the producer warpgroup. Measured on H100s (runs 96 and 120): no gain, 1.6-5.8 %
+// slower with shuffled rounds.
 #ifndef KG_FA_PERSISTENT
 #define KG_FA_PERSISTENT 0
 #endif
@@ -150,8 +157,8 @@
 // waits for the last releases before it exits, so no CTA leaves while its neighbour may still
 // arrive on its barriers. A grid with an odd number of query blocks gets one more CTA, whose
 // rows are past the sequence (zeros in, nothing stored). 1 (the default): no clusters. Causal
-// instances stay at 1 (their query blocks need different key tiles). An experiment's option
-// (issue 28), not yet run on a GPU.
+// instances stay at 1 (their query blocks need different key tiles). Measured on H100s (runs
+// 112, 116): 1.9-4.1 % slower without the mask, so it stays 1.
 #ifndef KG_FA_CLUSTER_M
 #define KG_FA_CLUSTER_M 1
 #endif
@@ -161,10 +168,16 @@
 // is as busy as the tensor cores (64 x 128 exponentials per 64 x 128 x 64 x 2 MMAs), shares the
 // work with the FMA pipe (FlashAttention-4's exp2 emulation). KG_FA_POLY_EXP applies to the D = 64
 // instances, KG_FA_POLY_EXP_D128 to the D = 128 ones. 0 (the default): every exponential on the
-// MUFU. An experiment's option (issue 28), not yet run on a GPU.
+// MUFU. Measured on H100s (runs 113, 116): 5-17 % slower at D = 64 (the softmax there is bound by
+// the instructions it issues, not by the MUFU), 4.5-7 % at D = 128 with 3 of 16.
 #ifndef KG_FA_POLY_EXP
 #define KG_FA_POLY_EXP 0
 #endif
+#ifndef KG_FA_POLY_EXP_D128
+#define KG_FA_POLY_EXP_D128 0
+#endif
+static_assert(KG_FA_POLY_EXP >= 0 && KG_FA_POLY_EXP <= 16 && KG_FA_POLY_EXP_D128 >= 0 && KG_FA_POLY_EXP_D128 <= 16,
+              "KG_FA_POLY_EXP, KG_FA_POLY_EXP_D128: 0 to 16 groups of every 16");
 // T > 0: a row's running max (log2 units) moves only when a tile's max exceeds it by more than T,
 // and a warp rescales its O and sums only when one of its rows' max moved (one vote per tile),
 // FlashAttention-4's conditional rescaling: with the max kept, P's values are at most 2^T (16
@@ -187,11 +200,6 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
                   KG_FA_LAZY_RESCALE_D128 <= 16,
               "KG_FA_LAZY_RESCALE, KG_FA_LAZY_RESCALE_D128: 0 (off) to 16 (P at most 2^16, under fp16's 65504 only "
               "with no larger term)");
-#ifndef KG_FA_POLY_EXP_D128
-#define KG_FA_POLY_EXP_D128 0
-#endif
-static_assert(KG_FA_POLY_EXP >= 0 && KG_FA_POLY_EXP <= 16 && KG_FA_POLY_EXP_D128 >= 0 && KG_FA_POLY_EXP_D128 <= 16,
-              "KG_FA_POLY_EXP, KG_FA_POLY_EXP_D128: 0 to 16 groups of every 16");
 
 namespace {
 
@@ -848,19 +856,9 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   if constexpr (kCluster > 1) {
     // clusters of kCluster neighbouring query blocks: the grid's x rounded up to a whole cluster
     // (the extra CTA's rows are past seq_q: it loads and computes as the others, stores nothing)
-    cudaLaunchConfig_t config = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = kCluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    config.gridDim = dim3((n_m + kCluster - 1) / kCluster * kCluster, heads, batch);
-    config.blockDim = dim3(threads_of<kWGs>());
-    config.dynamicSmemBytes = kSmemBytes;
-    config.stream = stream;
-    config.attrs = attr;
-    config.numAttrs = 1;
-    err = cudaLaunchKernelEx(&config, kernel, KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k, scale_log2);
+    kg::ClusterLaunch launch(kCluster, dim3(threads_of<kWGs>()), kSmemBytes, stream);
+    launch.config.gridDim = dim3((n_m + kCluster - 1) / kCluster * kCluster, heads, batch);
+    err = cudaLaunchKernelEx(&launch.config, kernel, KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k, scale_log2);
     if (err != cudaSuccess) return err;
   } else {
     const dim3 grid(n_m, heads, batch);

@@ -20,8 +20,8 @@
 #include "../../common/cuda/wgmma.cuh"
 #include "bsr_entry.cuh"
 
-// Tile order (issue 28's experiment, scripts/bsr-experiment.py; not yet run on a GPU): 0 (the
-// default) takes the tiles block rows fastest over all of them, so the CTAs running at once share
+// Tile order (issue 28's experiment, scripts/bsr-experiment.py; runs 97 and 109 on H100s: no gain
+// against a control build): 0 (the default) takes the tiles block rows fastest over all of them, so the CTAs running at once share
 // one or two 256-column strips of B and each reads its own block row's A blocks, which every strip
 // reads again (A's blocks: 32 MB at 8192³ with 16 of 64 blocks, read once per strip pair). R > 0
 // groups R block rows: the tiles run R block rows fastest, then the strips, group by group, so the
@@ -37,9 +37,9 @@ static_assert(KG_BSR_GROUP_ROWS >= 0, "KG_BSR_GROUP_ROWS: 0 (all block rows) or 
 // block's column index picks, stays each CTA's own). A stage is refilled once the consumers of
 // every CTA of the cluster have released it (they arrive on each CTA's empty barrier), and each
 // producer waits for the last releases before it exits. The grid is as many clusters as fit at
-// once (cudaOccupancyMaxActiveClusters). 1 (the default): no clusters. An experiment's option
-// (issue 28), not yet run on a GPU; an earlier form on the non-persistent kernel was slower on
-// an H200 (docs/notes/cuda-kernels.md, 2026-11-21 12:31).
+// once (cudaOccupancyMaxActiveClusters). 1 (the default): no clusters. Measured on H100s (issue
+// 28, runs 111-112): 2 CTAs as fast as none, 4 CTAs 11-12 % slower (an earlier form on the
+// non-persistent kernel was slower on an H200: docs/notes/cuda-kernels.md, 2026-11-21 12:31).
 #ifndef KG_BSR_CLUSTER_N
 #define KG_BSR_CLUSTER_N 1
 #endif
@@ -241,25 +241,15 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
   if constexpr (kCluster > 1) {
     // n_tiles counts groups of kCluster strips; the grid is as many clusters as fit at once
     const int n_groups = n_block_rows * ((n + kTileN * kCluster - 1) / (kTileN * kCluster));
-    cudaLaunchConfig_t config = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = kCluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = kSmemBytes;
-    config.stream = stream;
-    config.attrs = attr;
-    config.numAttrs = 1;
-    config.gridDim = dim3(sm_count / kCluster * kCluster);
+    kg::ClusterLaunch launch(kCluster, dim3(kThreads), kSmemBytes, stream);
+    launch.config.gridDim = dim3(sm_count / kCluster * kCluster);
     int clusters = 0;
-    err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
     if (err != cudaSuccess) return err;
     if (clusters < 1) return cudaErrorInvalidConfiguration;
     if (clusters > n_groups) clusters = n_groups;
-    config.gridDim = dim3(clusters * kCluster);
-    err = cudaLaunchKernelEx(&config, kernel, a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
+    launch.config.gridDim = dim3(clusters * kCluster);
+    err = cudaLaunchKernelEx(&launch.config, kernel, a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
                              n_groups);
     if (err != cudaSuccess) return err;
   } else {

@@ -84,6 +84,27 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
       : "memory");
 }
 
+// A launch in clusters of `cluster_x` CTAs along x (cudaLaunchKernelEx's configuration, with
+// the cluster attribute it points at): fill `config.gridDim` (a whole number of clusters along x),
+// then cudaLaunchKernelEx(&launch.config, kernel, args...). Not copyable: config points into it.
+struct ClusterLaunch {
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t config;
+  ClusterLaunch(unsigned cluster_x, dim3 block, size_t smem_bytes, cudaStream_t stream) : attr{}, config{} {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster_x;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 // A consumer's release of a ring buffer: an arrival on this CTA's barrier, or (kCluster > 1) on the
 // barrier at the same offset in every CTA of the cluster, since each refill of the buffer lands in
 // all of them.
