@@ -201,6 +201,49 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
               "KG_FA_LAZY_RESCALE, KG_FA_LAZY_RESCALE_D128: 0 (off) to 16 (P at most 2^16, under fp16's 65504 only "
               "with no larger term)");
 
+// Bit 1: the consumer warpgroup's index is read through __shfl_sync from lane 0 (CUTLASS's
+// canonical_warp_group_idx), so ptxas knows it is the same in every lane and keeps what is
+// derived from it (Q's descriptors) in uniform registers. Bit 2: each key tile's descriptors are
+// its stage's base descriptor advanced by constants (kg::desc_advance) instead of each k-step's
+// built again from its address (mask, shift, or: five uniform instructions per wgmma). Issue 28's
+// experiment (thirteenth session): D = 64 is bound by the instructions it issues.
+#ifndef KG_FA_DESC_ITER
+#define KG_FA_DESC_ITER 0
+#endif
+// The softmax's row sums from the tensor cores instead of the threads' adds: P V multiplies P by
+// eight more columns whose values are all ones, so each of them accumulates the sum of the
+// row's P (as rounded to 16 bits, the same values the output sums), rescaled with O. That takes
+// kBlockN / 2 fp32 adds per thread and tile and the quad's final shuffles out of the softmax,
+// which bounds D = 64 by the instructions it issues (twelfth session), for 8 / kD more work for
+// the tensor cores in P V. 1 (head dim 64 only): P V is m64n72k16, its B operand V's 64 columns
+// then a 64-column box of ones (each V buffer is followed by one, so the descriptors' leading
+// byte offset reaches it); 2: a wgmma of its own per k-step, m64n8k16 with B a 16 x 8 tile of
+// ones. KG_FA_MMA_ROWSUM applies to the D = 64 instances, KG_FA_MMA_ROWSUM_D128 (0 or 2) to the
+// D = 128 ones. 0 (the default): the threads add. Issue 28's experiment (thirteenth session).
+#ifndef KG_FA_MMA_ROWSUM
+#define KG_FA_MMA_ROWSUM 0
+#endif
+#ifndef KG_FA_MMA_ROWSUM_D128
+#define KG_FA_MMA_ROWSUM_D128 0
+#endif
+// The causal mask's cost. Bit 1: whether a tile needs the mask is decided per warp (its 16 rows)
+// instead of per CTA (its kBlockM), so a warp whose rows see every key of a tile skips the
+// compares. Bit 2: the compares against one bound per row (keys before min(seq_k, row + 1)),
+// each with a constant, instead of each element's column and row computed and compared.
+// (Skipping the softmax of a warp none of whose rows sees a key of the tile spilled registers at
+// D = 64 causal.) Issue 28's experiment (thirteenth session): the causal D = 64 case issues 13 %
+// more instructions than cuDNN's.
+#ifndef KG_FA_MASK
+#define KG_FA_MASK 0
+#endif
+static_assert(KG_FA_MMA_ROWSUM >= 0 && KG_FA_MMA_ROWSUM <= 2 &&
+                  (KG_FA_MMA_ROWSUM_D128 == 0 || KG_FA_MMA_ROWSUM_D128 == 2),
+              "KG_FA_MMA_ROWSUM: 0, 1 or 2; KG_FA_MMA_ROWSUM_D128: 0 or 2");
+static_assert(!KG_FA_MMA_ROWSUM || (!KG_FA_D64_P_SMEM && !KG_FA_FORCE_OVERLAP),
+              "KG_FA_MMA_ROWSUM: not with KG_FA_D64_P_SMEM or KG_FA_FORCE_OVERLAP");
+static_assert(!KG_FA_MMA_ROWSUM_D128 || (!KG_FA_D128_P_SMEM && !KG_FA_FORCE_OVERLAP),
+              "KG_FA_MMA_ROWSUM_D128: not with KG_FA_D128_P_SMEM or KG_FA_FORCE_OVERLAP");
+
 namespace {
 
 // Named barriers 1 to kWGs (0 is __syncthreads): "consumer warpgroup w may issue". The owner
@@ -271,6 +314,12 @@ __host__ __device__ constexpr bool overlap_fits() {
   return (KG_FA_FORCE_OVERLAP & (kD == 64 ? 1 : 2)) != 0 &&
          kBlockN / 2 + (kPSmem ? 0 : kBlockN / 4) + kD / 2 + 32 <= (65536 / kThreads) / 8 * 8;
 }
+// KG_FA_MMA_ROWSUM's form at head dim kD: 0 (the threads add), 1 (columns of P V) or 2 (a wgmma
+// of its own).
+template <int kD>
+__host__ __device__ constexpr int row_sum_mode() {
+  return kD == 64 ? KG_FA_MMA_ROWSUM : KG_FA_MMA_ROWSUM_D128;
+}
 // Threads of a CTA with kWGs consumer warpgroups, the producer warpgroup's 128 included.
 template <int kWGs>
 __host__ __device__ constexpr int threads_of() {
@@ -298,7 +347,7 @@ constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA 
 __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
-template <int kD, int kBlockN, int kWGs, bool kPSmem = false>
+template <int kD, int kBlockN, int kWGs, bool kPSmem = false, int kRowSum = 0>
 struct Layout {
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
   static constexpr int kBlockM = 64 * kWGs;  // query rows per CTA
@@ -310,14 +359,21 @@ struct Layout {
   // Offsets from the 1024-byte aligned base (the 128-byte swizzle repeats every 1024 bytes).
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kQBytes;              // kStages K buffers
+  // KG_FA_MMA_ROWSUM 1: each V buffer followed by a box of ones, so V's stride is two boxes
+  static constexpr int kVStride = kKVBytes * (kRowSum == 1 ? 2 : 1);
   static constexpr int kV = kK + kStages * kKVBytes;   // kStages V buffers
   // KG_FA_D64_P_SMEM: one P buffer per consumer warpgroup, [kBlockN / 64 boxes][64 rows][128
   // bytes] (the K-major 128-byte swizzle, as Q's), 8 KB per box, so 1024-byte aligned.
   static constexpr int kPBoxBytes = 64 * 128;
   static constexpr int kPBytes = kPSmem ? kPBoxBytes * (kBlockN / 64) : 0;  // one warpgroup's
   static_assert(!kPSmem || kBlockN % 64 == 0, "KG_FA_D64_P_SMEM: P in whole 64-key boxes");
-  static constexpr int kP = kV + kStages * kKVBytes;   // kWGs P buffers (none without kPSmem)
-  static constexpr int kBars = kP + kWGs * kPBytes;
+  static constexpr int kP = kV + kStages * kVStride;   // kWGs P buffers (none without kPSmem)
+  // KG_FA_MMA_ROWSUM 2: a 16 x 64 tile of ones, B of the row sums' m64n8k16 (only its first
+  // 16 bytes per row are read, wherever the swizzle puts them: all are ones)
+  static constexpr int kOnes = kP + kWGs * kPBytes;
+  static constexpr int kOnesBytes = kRowSum == 2 ? 16 * 128 : 0;
+  static_assert(kRowSum != 1 || kBoxes == 1, "KG_FA_MMA_ROWSUM 1: head dim 64 only");
+  static constexpr int kBars = kOnes + kOnesBytes;
   // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent)
   static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + KG_FA_PERSISTENT) * 8;
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
@@ -359,11 +415,15 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #endif
                     T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
-  using L = Layout<kD, kBlockN, kWGs, kPSmem>;
+  constexpr int kRowSum = row_sum_mode<kD>();
+  using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
+  // O's registers, and (KG_FA_MMA_ROWSUM) the row sums' four after them: columns 2 (lane % 4)
+  // + {0, 1} of the 8 ones columns, rows lane / 4 and + 8 of the warp's 16, each a whole row's sum
+  constexpr int kOAll = kORegs + (kRowSum ? 4 : 0);
   constexpr int kPRegs = kBlockN / 4;  // P as packed pairs
   constexpr int kLazy = kD == 64 ? KG_FA_LAZY_RESCALE : KG_FA_LAZY_RESCALE_D128;  // its threshold T, or 0
   constexpr int kCluster = cluster_m<kCausal>();
@@ -414,6 +474,22 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     }
     kg::mbar_init_fence();
   }
+  if constexpr (kRowSum != 0) {
+    // KG_FA_MMA_ROWSUM: the boxes of ones (1.0 in T, in every 16-bit element), visible to the
+    // tensor cores (the async proxy) once the barrier below has passed
+    const uint32_t ones2 = kg::Mma<T>::pack(1.f, 1.f);
+    if constexpr (kRowSum == 1) {
+      for (int i = threadIdx.x; i < kStages * L::kKVBytes / 4; i += threads_of<kWGs>()) {
+        const int stage = i / (L::kKVBytes / 4);
+        kg::st_shared_u32(s_v + stage * L::kVStride + L::kKVBytes + 4 * (i % (L::kKVBytes / 4)), ones2);
+      }
+    } else {
+      for (int i = threadIdx.x; i < L::kOnesBytes / 4; i += threads_of<kWGs>()) {
+        kg::st_shared_u32(base + L::kOnes + 4 * i, ones2);
+      }
+    }
+    kg::fence_proxy_async();
+  }
   // the last CTA-wide barrier: the barriers are initialised (in every CTA of the cluster, whose
   // copies and arrivals reach them), the roles split
   if constexpr (kCluster > 1) {
@@ -448,7 +524,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   auto load_v = [&](int j) {
     const uint32_t s = stage_of(g0 + j);
     kg::mbar_arrive_expect_tx(bars.v_full(s), L::kKVBytes);
-    load_kv(s_v + s * L::kKVBytes, &v_map, j, bars.v_full(s));
+    load_kv(s_v + s * L::kVStride, &v_map, j, bars.v_full(s));
   };
   // Tile j's buffer held tile j - kStages: wait until every consumer warp has released it
   // (that use's phase of the empty barrier, the one before tile j's).
@@ -497,7 +573,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     return;
   }
   kg::setmaxnreg_inc<consumer_regs<kWGs>()>();
-  const int warpgroup = (threadIdx.x >> 7) - 1;  // consumer warpgroup 0 to kWGs - 1
+  // consumer warpgroup 0 to kWGs - 1 (KG_FA_DESC_ITER bit 1: known to ptxas as warp-uniform)
+  const int warpgroup =
+      (KG_FA_DESC_ITER & 1) ? __shfl_sync(0xffffffffu, (threadIdx.x >> 7) - 1, 0) : (threadIdx.x >> 7) - 1;
 #else
   if (producer) {
     load_q();
@@ -528,14 +606,20 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     const uint32_t s_p = base + L::kP + warpgroup * L::kPBytes;
 
     float s_acc[kSRegs];
-    float o_acc[kORegs];
+    float o_acc[kOAll];
     uint32_t p[kPRegs];
     float row_max[2] = {-INFINITY, -INFINITY};  // log2 units, scale folded in
-    float row_sum[2] = {0.f, 0.f};              // this thread's partial sums; quad-reduced at the end
+    float row_sum[2] = {0.f, 0.f};  // this thread's partial sums, quad-reduced at the end (or o_acc's last 4)
     float rescale[2];
 #pragma unroll
-    for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
+    for (int i = 0; i < kOAll; ++i) o_acc[i] = 0.f;
 
+    // KG_FA_DESC_ITER bit 2: the descriptors of this warpgroup's Q rows and of the first K and V
+    // buffers, advanced per stage and k-step
+    const uint64_t desc_q = kg::make_desc(s_q + warpgroup * 64 * 128, 16, 1024);
+    const uint64_t desc_k = kg::make_desc(s_k, 16, 1024);
+    const uint64_t desc_v = kg::make_desc(s_v, L::kKVBoxBytes, 1024);
+    const uint64_t desc_ones = kg::make_desc(base + L::kOnes, 1024, 1024);  // KG_FA_MMA_ROWSUM 2
     auto issue_s = [&](int j) {
       const uint32_t s = stage_of(g0 + j);
       kg::mbar_wait(bars.k_full(s), phase_of(g0 + j));
@@ -545,9 +629,15 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
-        const uint32_t q_addr = s_q + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
-        const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
-        kg::WgmmaSS<T, kBlockN>::run(s_acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
+        if constexpr ((KG_FA_DESC_ITER & 2) != 0) {
+          kg::WgmmaSS<T, kBlockN>::run(
+              s_acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
+              kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32), kk);
+        } else {
+          const uint32_t q_addr = s_q + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
+          const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
+          kg::WgmmaSS<T, kBlockN>::run(s_acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
+        }
       }
       kg::wgmma_commit();
 #pragma unroll
@@ -557,32 +647,57 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       const uint32_t s = stage_of(g0 + j);
       kg::mbar_wait(bars.v_full(s), phase_of(g0 + j));
 #pragma unroll
-      for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+      for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
       kg::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk) {
         // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
         // keys are 11 steps, 192 12); lbo steps between the 64-column boxes, sbo between 8-row groups.
-        const uint32_t v_addr = s_v + s * L::kKVBytes + kk * 16 * 128;
+        const uint32_t v_addr = s_v + s * L::kVStride + kk * 16 * 128;
         if constexpr (kPSmem) {
           // P from this warpgroup's buffer, K-major as Q in issue_s: keys 16kk.. are box kk / 4,
           // 32-byte step kk % 4 of its 128-byte rows; sbo 1024 between 8-row groups.
           const uint32_t p_addr = s_p + (kk >> 2) * L::kPBoxBytes + (kk & 3) * 32;
           kg::WgmmaSSt<T, kD>::run(o_acc, kg::make_desc(p_addr, 16, 1024), kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
         } else {
-          kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
+          // KG_FA_MMA_ROWSUM 1: 8 more columns, from the box of ones after the V buffer
+          constexpr int kN = kRowSum == 1 ? kD + 8 : kD;
+          const uint64_t desc = (KG_FA_DESC_ITER & 2) != 0 ? kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128)
+                                                           : kg::make_desc(v_addr, L::kKVBoxBytes, 1024);
+          kg::WgmmaRS<T, kN>::run(o_acc, p + 4 * kk, desc);
+          // KG_FA_MMA_ROWSUM 2: P times a tile of ones, the same for every k-step
+          if constexpr (kRowSum == 2) kg::WgmmaRS<T, 8>::run(o_acc + kORegs, p + 4 * kk, desc_ones);
         }
       }
       kg::wgmma_commit();
 #pragma unroll
-      for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+      for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
     };
     // Masks tile j of S, updates the running max and sums, leaves exp2 values in s_acc and
     // the factor the old O and sums are scaled by in rescale[].
     auto softmax = [&](int j) {
       const int n0 = j * kBlockN;
-      const bool needs_mask = (n0 + kBlockN > seq_k) || (kCausal && n0 + kBlockN - 1 > m0);
-      if (needs_mask) {
+      // KG_FA_MASK: the first of this warp's 16 rows
+      const int warp_row0 = m0 + warpgroup * 64 + warp_in_group * 16;
+      const bool needs_mask =
+          (n0 + kBlockN > seq_k) || (kCausal && n0 + kBlockN - 1 > ((KG_FA_MASK & 1) != 0 ? warp_row0 : m0));
+      if (needs_mask && (KG_FA_MASK & 2) != 0) {
+        // this thread's columns n0 + col_in_8 + 8c + (e & 1) are seen by row h = e >> 1 while
+        // 8c + (e & 1) < limit[h]
+        int limit[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int keys = kCausal ? min(seq_k, row0 + h * 8 + 1) : seq_k;
+          limit[h] = keys - n0 - col_in_8;
+        }
+#pragma unroll
+        for (int c = 0; c < kBlockN / 8; ++c) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            if (c * 8 + (e & 1) >= limit[e >> 1]) s_acc[4 * c + e] = -INFINITY;
+          }
+        }
+      } else if (needs_mask) {
 #pragma unroll
         for (int c = 0; c < kBlockN / 8; ++c) {
 #pragma unroll
@@ -621,9 +736,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
             const float x = fmaf(s_acc[4 * c + 2 * h + e], scale_log2, -shift);
             s_acc[4 * c + 2 * h + e] = poly ? kg::poly_exp2(x) : kg::fast_exp2(x);
           }
-          sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
+          if constexpr (kRowSum == 0) sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
         }
-        row_sum[h] = row_sum[h] * rescale[h] + sum;
+        if constexpr (kRowSum == 0) row_sum[h] = row_sum[h] * rescale[h] + sum;
       }
     };
     // O *= rescale; P = S as 16-bit pairs (register 2i, 2i + 1 of S -> register i of P).
@@ -637,6 +752,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           o_acc[4 * c + 1] *= rescale[0];
           o_acc[4 * c + 2] *= rescale[1];
           o_acc[4 * c + 3] *= rescale[1];
+        }
+        if constexpr (kRowSum != 0) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o_acc[kORegs + e] *= rescale[e >> 1];
         }
       }
       if constexpr (kPSmem) {
@@ -706,7 +825,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       if (overlap_fits<kD, kBlockN, threads_of<kWGs>(), kPSmem>() && (row_sum[0] < 0.f || row_sum[1] < 0.f)) __trap();
       kg::wgmma_wait<0>();
 #pragma unroll
-      for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+      for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
       if (arriver) release(bars.v_empty(stage_of(g0 + j)));
       rescale_and_pack();
     }
@@ -717,13 +836,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
     kg::wgmma_wait<0>();
 #pragma unroll
-    for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+    for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
     // The last V tile's buffer, for the next item's refills (or the producers' last waits).
     if ((KG_FA_PERSISTENT || kCluster > 1) && arriver) release(bars.v_empty(stage_of(g0 + last)));
 
     // -- epilogue: normalise and store this thread's two rows --
     // 1 / row h's sum, its quad of threads' partial sums added
     auto inv_sum = [&](int h) {
+      if constexpr (kRowSum != 0) return 1.f / o_acc[kORegs + 2 * h];  // the whole row's already
       float sum = row_sum[h];
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
@@ -796,7 +916,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   CUtensorMap v_map;
   constexpr int kBlockN = block_n<kD, kCausal>();
   constexpr int kWGs = consumer_wgs<kD>();
-  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>()>;
+  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>()>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kCluster = cluster_m<kCausal>();
   const int bh = batch * heads;

@@ -92,7 +92,9 @@ def render():
         # 192: its -DKG_FA_D64_BLOCK_N=192
         for n in (64, 96, 128, 176, 192):
             parts.append(ss(ctype, ptx_type, n))
-        for n in (64, 128):
+        # 8: the row sums' own wgmma (fa_wgmma.cu's KG_FA_MMA_ROWSUM 2); 72: P V at head dim 64
+        # with the row sums' 8 columns (KG_FA_MMA_ROWSUM 1)
+        for n in (8, 64, 72, 128):
             parts.append(rs(ctype, ptx_type, n))
         # P V with P in shared memory: fa_wgmma.cu's -DKG_FA_D64_P_SMEM=1 (64), -DKG_FA_D128_P_SMEM=1 (128)
         for n in (64, 128):

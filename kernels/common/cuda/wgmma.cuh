@@ -20,6 +20,15 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_b
   return desc;
 }
 
+// The descriptor of the matrix `bytes` further on in shared memory (a multiple of 16 that keeps
+// the address under the 256 KB the address field covers): only the low word changes, so a key
+// loop adds one constant to a register instead of building each k-step's descriptor again (as
+// CUTLASS's descriptor iterator does).
+__device__ __forceinline__ uint64_t desc_advance(uint64_t desc, uint32_t bytes) {
+  const uint32_t lo = static_cast<uint32_t>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 // Byte offset of 16-byte chunk `chunk` of 128-byte row `row` in a 128B-swizzled tile, the
 // layout wgmma's SWIZZLE_128B mode expects (chunk index XOR row index mod 8).
 __device__ __forceinline__ uint32_t swizzle128(int row, int chunk) {
