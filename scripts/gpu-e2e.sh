@@ -20,6 +20,11 @@
 #            (run.skip_identical, docs/judging.md): the variants identical in base and head are
 #            verified, not timed, the references and that kernel's variants are timed. Run it last:
 #            its commit stays (later pull requests then differ from their base by the comment)
+#   patch-pr pull request that makes the change ${KG_PR_PATCH} describes (a `git diff` relative to
+#            the root, e.g. a kernel's new default): two commits on top, the first takes the change
+#            out of the packed tree (git apply -R), the second puts it back; the pull request's
+#            base is the first, its head the second (the tree as packed), judged as any other
+#            (identity before timing on: the variants the change touches are timed, paired)
 #   spill    pull request whose head caps attention/cuda_fa2's registers until it spills
 #            (-maxrregcount=128 -Xptxas=--override-directive-values in its build flags, its no-spill
 #            expectations dropped: kernel.yml in a commit on top); labelled kernelgate-profile: the
@@ -212,6 +217,21 @@ PY
     git -C "$root" rev-parse HEAD
 }
 
+# patch-pr's two commits on top: the tree without the change $KG_PR_PATCH makes, then with it
+# again; prints "BASE HEAD".
+patch_commits() {
+  local patch=${KG_PR_PATCH:-}
+  [[ -n $patch ]] || { echo "patch-pr: set KG_PR_PATCH to a git diff relative to the root" >&2; return 2; }
+  [[ $patch == /* ]] || patch=$root/$patch
+  [[ -f $patch ]] || { echo "patch-pr: KG_PR_PATCH: no such file: $patch" >&2; return 2; }
+  local git=(git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost) base
+  "${git[@]}" apply -R --index "$patch" >&2 && "${git[@]}" commit -qm "patch-pr base: without $(basename "$patch")" >&2 || {
+    echo "patch-pr: $patch does not come out of the tree (git apply -R)" >&2; return 2; }
+  base=$("${git[@]}" rev-parse HEAD)
+  "${git[@]}" apply --index "$patch" >&2 && "${git[@]}" commit -qm "patch-pr head: $(basename "$patch")" >&2 || return 2
+  echo "$base $("${git[@]}" rev-parse HEAD)"
+}
+
 # Undoes the scenario's commit by a commit on top (the tree is the base's again).
 revert_scenario() {
   git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost revert --no-edit HEAD >/dev/null
@@ -251,6 +271,9 @@ run_scenario() {
       event_pr "A/A: same code as main" >"$dir/event.json" ;;
     one-variant) event_name=pull_request; ref=refs/pull/42/merge; run_sha=$(one_variant_commit)
       sha=$run_sha event_pr "one variant: a comment in ${KG_ONE_VARIANT_FILE:-kernels/bsr_gemm/triton_bsr.py}" >"$dir/event.json" ;;
+    patch-pr) event_name=pull_request; ref=refs/pull/42/merge
+      local pair; pair=$(patch_commits) || return 2; run_sha=${pair#* }
+      base_sha=${pair% *} sha=$run_sha event_pr "patch: $(basename "$KG_PR_PATCH")" >"$dir/event.json" ;;
     spill) event_name=pull_request; ref=refs/pull/42/merge; run_sha=$(spill_commit) || return 2
       sha=$run_sha event_pr "spill: cuda_fa2 capped at 128 registers" '[{"name": "kernelgate-profile"}]' >"$dir/event.json" ;;
     tunespace) event_name=pull_request; ref=refs/pull/42/merge; run_sha=$(tunespace_commit) || return 2

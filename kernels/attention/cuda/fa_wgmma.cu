@@ -201,15 +201,27 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
               "KG_FA_LAZY_RESCALE, KG_FA_LAZY_RESCALE_D128: 0 (off) to 16 (P at most 2^16, under fp16's 65504 only "
               "with no larger term)");
 
-// Bit 1: the consumer warpgroup's index is read through __shfl_sync from lane 0 (CUTLASS's
-// canonical_warp_group_idx), so ptxas knows it is the same in every lane and keeps what is
-// derived from it (Q's descriptors) in uniform registers. Bit 2: each key tile's descriptors are
-// its stage's base descriptor advanced by constants (kg::desc_advance) instead of each k-step's
-// built again from its address (mask, shift, or: five uniform instructions per wgmma). Issue 28's
-// experiment (thirteenth session): D = 64 is bound by the instructions it issues.
+// How the key loop gets its wgmma descriptors. Bit 1: the consumer warpgroup's index is read
+// through __shfl_sync from lane 0 (CUTLASS's canonical_warp_group_idx), so ptxas knows it is
+// the same in every lane and keeps what is derived from it (Q's descriptors) in uniform
+// registers. Bit 2: each key tile's descriptors are its stage's base descriptor advanced by
+// constants (kg::desc_advance) instead of each k-step's built again from its address (mask,
+// shift, or: five uniform instructions per wgmma). KG_FA_DESC_ITER applies to the D = 64
+// instances, KG_FA_DESC_ITER_D128 to the D = 128 ones. Defaults 1 and 3 since 2026-11-27
+// (thirteenth session, H100s, scripts/fa-experiment.py with shuffled rounds beside two builds
+// of the old default, runs 122-123): both bits 1.0-2.4 % faster at D = 128 (causal or not) and
+// 0.6-1.3 % slower at D = 64; bit 1 alone 2.0-3.5 % faster at D = 64 (causal or not) and 0.7-1.9 %
+// slower at D = 128; bit 2 alone between. 0: the descriptors built per k-step, the index per
+// thread.
 #ifndef KG_FA_DESC_ITER
-#define KG_FA_DESC_ITER 0
+#define KG_FA_DESC_ITER 1
 #endif
+#ifndef KG_FA_DESC_ITER_D128
+#define KG_FA_DESC_ITER_D128 3
+#endif
+static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D128 >= 0 && KG_FA_DESC_ITER_D128 <= 3,
+              "KG_FA_DESC_ITER, KG_FA_DESC_ITER_D128: 0 to 3 (bit 1: uniform warpgroup index; bit 2: descriptors "
+              "advanced by constants)");
 // The softmax's row sums from the tensor cores instead of the threads' adds: P V multiplies P by
 // eight more columns whose values are all ones, so each of them accumulates the sum of the
 // row's P (as rounded to 16 bits, the same values the output sums), rescaled with O. That takes
@@ -219,7 +231,10 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 // then a 64-column box of ones (each V buffer is followed by one, so the descriptors' leading
 // byte offset reaches it); 2: a wgmma of its own per k-step, m64n8k16 with B a 16 x 8 tile of
 // ones. KG_FA_MMA_ROWSUM applies to the D = 64 instances, KG_FA_MMA_ROWSUM_D128 (0 or 2) to the
-// D = 128 ones. 0 (the default): the threads add. Issue 28's experiment (thirteenth session).
+// D = 128 ones. 0 (the default): the threads add. Measured on an H100 (run 122, beside the same
+// descriptors without it): 1 no faster at D = 64 (0.0-0.1 %) and 0.8-2.1 % slower causal; 2
+// 2.2-4.6 % slower at D = 64 and 8-10 % at D = 128: the tensor cores' extra work costs more than
+// the adds it saves.
 #ifndef KG_FA_MMA_ROWSUM
 #define KG_FA_MMA_ROWSUM 0
 #endif
@@ -231,8 +246,9 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 // compares. Bit 2: the compares against one bound per row (keys before min(seq_k, row + 1)),
 // each with a constant, instead of each element's column and row computed and compared.
 // (Skipping the softmax of a warp none of whose rows sees a key of the tile spilled registers at
-// D = 64 causal.) Issue 28's experiment (thirteenth session): the causal D = 64 case issues 13 %
-// more instructions than cuDNN's.
+// D = 64 causal.) 0 (the default): the mask decided per CTA, each element's column and row.
+// Measured on H100s (runs 122-123, issue 28: the causal D = 64 case issues 13 % more
+// instructions than cuDNN's): no gain, from 1.1 % faster to 2.3 % slower on the causal cases.
 #ifndef KG_FA_MASK
 #define KG_FA_MASK 0
 #endif
@@ -426,6 +442,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   constexpr int kOAll = kORegs + (kRowSum ? 4 : 0);
   constexpr int kPRegs = kBlockN / 4;  // P as packed pairs
   constexpr int kLazy = kD == 64 ? KG_FA_LAZY_RESCALE : KG_FA_LAZY_RESCALE_D128;  // its threshold T, or 0
+  constexpr int kDescIter = kD == 64 ? KG_FA_DESC_ITER : KG_FA_DESC_ITER_D128;
   constexpr int kCluster = cluster_m<kCausal>();
   static_assert(kBlockN % (8 * kCluster) == 0, "KG_FA_CLUSTER_M: each CTA loads whole 8-row swizzle groups of a tile");
   constexpr int kRowsPerRank = kBlockN / kCluster;  // K and V rows each CTA of a cluster loads
@@ -575,7 +592,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   kg::setmaxnreg_inc<consumer_regs<kWGs>()>();
   // consumer warpgroup 0 to kWGs - 1 (KG_FA_DESC_ITER bit 1: known to ptxas as warp-uniform)
   const int warpgroup =
-      (KG_FA_DESC_ITER & 1) ? __shfl_sync(0xffffffffu, (threadIdx.x >> 7) - 1, 0) : (threadIdx.x >> 7) - 1;
+      (kDescIter & 1) ? __shfl_sync(0xffffffffu, (threadIdx.x >> 7) - 1, 0) : (threadIdx.x >> 7) - 1;
 #else
   if (producer) {
     load_q();
@@ -614,7 +631,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
     for (int i = 0; i < kOAll; ++i) o_acc[i] = 0.f;
 
-    // KG_FA_DESC_ITER bit 2: the descriptors of this warpgroup's Q rows and of the first K and V
+    // KG_FA_DESC_ITER(_D128) bit 2: the descriptors of this warpgroup's Q rows and of the first K and V
     // buffers, advanced per stage and k-step
     const uint64_t desc_q = kg::make_desc(s_q + warpgroup * 64 * 128, 16, 1024);
     const uint64_t desc_k = kg::make_desc(s_k, 16, 1024);
@@ -629,7 +646,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
-        if constexpr ((KG_FA_DESC_ITER & 2) != 0) {
+        if constexpr ((kDescIter & 2) != 0) {
           kg::WgmmaSS<T, kBlockN>::run(
               s_acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
               kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32), kk);
@@ -662,7 +679,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         } else {
           // KG_FA_MMA_ROWSUM 1: 8 more columns, from the box of ones after the V buffer
           constexpr int kN = kRowSum == 1 ? kD + 8 : kD;
-          const uint64_t desc = (KG_FA_DESC_ITER & 2) != 0 ? kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128)
+          const uint64_t desc = (kDescIter & 2) != 0 ? kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128)
                                                            : kg::make_desc(v_addr, L::kKVBoxBytes, 1024);
           kg::WgmmaRS<T, kN>::run(o_acc, p + 4 * kk, desc);
           // KG_FA_MMA_ROWSUM 2: P times a tile of ones, the same for every k-step
