@@ -10,24 +10,37 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 function patchCommits(): string {
   const script = readFileSync('scripts/gpu-e2e.sh', 'utf8');
   const m = /\npatch_commits\(\) \{\n[\s\S]*?\n\}\n/.exec(script);
-  if (!m) throw new Error("scripts/gpu-e2e.sh: patch_commits not found");
+  if (!m) throw new Error('scripts/gpu-e2e.sh: patch_commits not found');
   return m[0];
 }
 
 function git(root: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', root, '-c', 'user.name=t', '-c', 'user.email=t@localhost', ...args], {
-    encoding: 'utf8',
-  }).trim();
+  return execFileSync(
+    'git',
+    ['-C', root, '-c', 'user.name=t', '-c', 'user.email=t@localhost', ...args],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
 }
 
 /** Runs patch_commits with root and KG_PR_PATCH set; its status, stdout and stderr. */
 function run(root: string, patch: string | undefined) {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   if (patch !== undefined) env.KG_PR_PATCH = patch;
-  return spawnSync('bash', ['--norc', '--noprofile', '-c', `root=${JSON.stringify(root)}\n${patchCommits()}\npatch_commits`], {
-    env,
-    encoding: 'utf8',
-  });
+  return spawnSync(
+    'bash',
+    [
+      '--norc',
+      '--noprofile',
+      '-c',
+      `root=${JSON.stringify(root)}\n${patchCommits()}\npatch_commits`,
+    ],
+    {
+      env,
+      encoding: 'utf8',
+    },
+  );
 }
 
 describe('gpu-e2e.sh patch-pr', () => {
@@ -49,7 +62,8 @@ describe('gpu-e2e.sh patch-pr', () => {
     const packed = git(root, 'rev-parse', 'HEAD^{tree}');
     const r = run(root, 'change.patch');
     expect(r.status, r.stderr).toBe(0);
-    const [base, head] = r.stdout.trim().split(' ');
+    const [base = '', head = ''] = r.stdout.trim().split(' ');
+    expect(base).toMatch(/^[0-9a-f]{40}$/);
     expect(git(root, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(root, 'rev-parse', `${head}^`)).toBe(base);
     expect(git(root, 'show', `${base}:k.cu`)).toBe('#define KG_X 0\nint a;');
@@ -75,7 +89,9 @@ describe('gpu-e2e.sh patch-pr', () => {
     git(root, 'commit', '-qam', 'something else');
     const r = run(root, 'change.patch');
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`patch-pr: ${root}/change.patch does not come out of the tree (git apply -R)`);
+    expect(r.stderr).toContain(
+      `patch-pr: ${root}/change.patch does not come out of the tree (git apply -R)`,
+    );
     expect(git(root, 'rev-parse', 'HEAD^')).toBe(before);
   });
 });

@@ -659,3 +659,42 @@ def test_the_tma_store_and_the_persistent_grid_measured_again_with_shuffled_roun
     with open(os.path.join(REPO, "kernels", "attention", "cuda", "fa_wgmma.cu")) as f:
         src = f.read()
     assert "#define KG_FA_TMA_STORE (!KG_FA_PERSISTENT)\n" in src and "#define KG_FA_PERSISTENT 0\n" in src
+
+
+def test_the_thirteenth_sessions_descriptor_experiments_and_the_new_default_per_head_dim():
+    """Runs 122 and 123 (two H100s, 2026-11-27, docs/notes/kernel-gaps.md, the thirteenth session):
+    every build passed its check on every shape; both descriptor bits (d3) win at D128 and lose at
+    D64, the warp-uniform warpgroup index alone (d1) wins at D64 and loses at D128, so the default
+    takes each where it wins; the row sums from the tensor cores (rs1, rs2) and the cheaper causal
+    mask (m3, d3m3) do not pay."""
+    doc122, doc123 = recorded(122), recorded(123)
+    assert doc122["gpu"]["serial"] == "1753024036372" and doc123["gpu"]["serial"] == "1752824024377"
+    assert [b["name"] for b in doc122["builds"]] == ["base", "base2", "d3", "m3", "rs1", "rs2", "all"]
+    assert [b["name"] for b in doc123["builds"]] == ["base", "base2", "d3", "d1", "d2", "d3m3", "d3lz"]
+    for doc in (doc122, doc123):
+        assert doc["failures"] == []
+        assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    g122, g123 = gains(doc122), gains(doc123)
+    for k in g123:
+        _dtype, d, causal = k
+        # the slower of the two copies of the default: what a build must beat to count as a gain
+        control = min(1.0, g123[k]["base2"])
+        ceiling = max(1.0, g123[k]["base2"])
+        if d == 128:
+            assert g123[k]["d3"] > ceiling * 1.005 and g122[k]["d3"] > max(1.0, g122[k]["base2"]) * 1.005, k
+            assert g123[k]["d1"] < control, k
+            assert g123[k]["d3lz"] < control, k
+            # the n8 row-sum wgmma at D128 costs 8-10 % against the same descriptors without it
+            assert g122[k]["rs1"] < g122[k]["d3"] * 0.93, k
+        else:
+            assert g123[k]["d1"] > ceiling * 1.01, k
+            if not causal:
+                assert g123[k]["d3"] < control and g122[k]["d3"] < min(1.0, g122[k]["base2"]), k
+            # the n8 row-sum wgmma at D64 loses to the same descriptors without it
+            assert g122[k]["rs2"] < g122[k]["d3"] * 0.985, k
+            # P V with 8 columns of ones: no faster than the same descriptors without it
+            assert g122[k]["rs1"] < g122[k]["d3"] * 1.002, k
+    with open(os.path.join(REPO, "kernels", "attention", "cuda", "fa_wgmma.cu")) as f:
+        src = f.read()
+    assert "#define KG_FA_DESC_ITER 1\n" in src and "#define KG_FA_DESC_ITER_D128 3\n" in src
+    assert "#define KG_FA_MMA_ROWSUM 0\n" in src and "#define KG_FA_MASK 0\n" in src

@@ -208,11 +208,12 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 // constants (kg::desc_advance) instead of each k-step's built again from its address (mask,
 // shift, or: five uniform instructions per wgmma). KG_FA_DESC_ITER applies to the D = 64
 // instances, KG_FA_DESC_ITER_D128 to the D = 128 ones. Defaults 1 and 3 since 2026-11-27
-// (thirteenth session, H100s, scripts/fa-experiment.py with shuffled rounds beside two builds
-// of the old default, runs 122-123): both bits 1.0-2.4 % faster at D = 128 (causal or not) and
-// 0.6-1.3 % slower at D = 64; bit 1 alone 2.0-3.5 % faster at D = 64 (causal or not) and 0.7-1.9 %
-// slower at D = 128; bit 2 alone between. 0: the descriptors built per k-step, the index per
-// thread.
+// (thirteenth session, H100s, scripts/fa-experiment.py with shuffled rounds, against the mean of
+// two builds of the old default, runs 122-123): both bits 1.3-2.4 % faster at D = 128 (causal or
+// not), 0.6-1.1 % slower at D = 64 without the mask; bit 1 alone 1.5-3.6 % faster at D = 64
+// (causal or not) and 0.9-1.8 % slower at D = 128; bit 2 alone between. The gate's own paired
+// verdict on an H100 (run 125, gpu-e2e.sh patch-pr): FASTER on all eight headline cases, 1.6-3.4 %.
+// 0: the descriptors built per k-step, the index per thread.
 #ifndef KG_FA_DESC_ITER
 #define KG_FA_DESC_ITER 1
 #endif

@@ -1,0 +1,69 @@
+// Issue 28's harness runs of 2026-11-27, thirteenth session (test/fixtures/recorded/README.md,
+// "thirteenth session"), judged again with today's code: bundle, harness and kernels of 843bf79
+// (the descriptor options the default per head dim: KG_FA_DESC_ITER 1 at D64, KG_FA_DESC_ITER_D128
+// 3), through scripts/device/go.sh, one store, fastjsonschema installed; one H100 (nvidia-h100-x1,
+// NVIDIA H100 80GB HBM3, serial 1752824028753), two calls on the same warm machine:
+//   run 124: a push (cold build and tunings)
+//   run 125: the next call: gpu-e2e.sh patch-pr with the patch of the new defaults
+//            (patch-pr-h100-run125/change.patch): the pull request's base is the tree without it
+import { describe, expect, it } from 'vitest';
+import {
+  bsrPerUsefulFlop,
+  expectAsOnTheMachine,
+  expectEveryCasePassed,
+  gpuLines,
+  gzText,
+  headlineRatios,
+  judgedNow as judged,
+  loadGz,
+  wallOf,
+} from './support/recorded.js';
+
+describe('one H100, serial 1752824028753', () => {
+  it('run 124, the push: every variant passes with the new descriptors, tails included', () => {
+    const NAME = 'push-h100-run124';
+    const doc = loadGz(NAME);
+    expect(gpuLines(NAME)[0]).toContain('1752824028753');
+    expectEveryCasePassed(NAME, doc);
+    expect(gzText(NAME, 'action.log.gz')).toContain('build attention/cuda_fa_wgmma: built in');
+    // issue 28, unpaired: SDPA default's median over cuda_fa_wgmma's (fp16 D128, D128 causal, D64,
+    // D64 causal, then bf16)
+    // (against run 117's 0.995, 1.003, 1.046, 1, 0.989, 0.972, 1.057, 0.989 on another H100)
+    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([
+      1.003, 1.026, 1.077, 1.028, 1.026, 1.011, 1.075, 1.016,
+    ]);
+    expect(bsrPerUsefulFlop(doc, 3)).toEqual([0.641, 0.631]);
+    expect(wallOf(NAME)).toBe(386.4);
+  });
+
+  it('run 125, the pull request that makes the new descriptors the default: FASTER on the eight headline cases', () => {
+    const NAME = 'patch-pr-h100-run125';
+    const doc = loadGz(NAME);
+    expect(gpuLines(NAME)[0]).toContain('1752824028753');
+    const j = judged(NAME);
+    expectAsOnTheMachine(NAME, doc, j, [0, 8, 208, 0]);
+    const faster = j.cases.filter((c) => c.perf === 'FASTER');
+    expect(new Set(faster.map((c) => c.variant))).toEqual(new Set(['cuda_fa_wgmma']));
+    expect(faster.every((c) => c.caseId.includes('S=4096'))).toBe(true);
+    // identity before timing: the variant the patch touches is timed, and SDPA default as the A/A
+    // control on the eight headline cases (beside each confirmation), nothing else
+    const timed = doc.cases.filter((c) => c.status === 'ok' && c.timing);
+    expect(new Set(timed.map((c) => c.variant))).toEqual(
+      new Set(['cuda_fa_wgmma', 'sdpa_default']),
+    );
+    const controls = timed.filter((c) => c.variant === 'sdpa_default');
+    expect(controls.map((c) => c.case.includes('S=4096'))).toEqual(Array(8).fill(true));
+    // issue 28 in this pull request's run: SDPA default's median over cuda_fa_wgmma's head arm
+    // (fp16 D128, D128 causal, D64, D64 causal, then bf16): fp16 D64 past 1.10, the rest short
+    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([
+      1.02, 1.061, 1.123, 1.049, 1.049, 1.073, 1.096, 1.036,
+    ]);
+    const log = gzText(NAME, 'action.log.gz');
+    expect(log).toContain(
+      'kernelgate: identity: attention/cuda_fa_wgmma is timed: sources differ: kernels/attention/cuda/fa_wgmma.cu (its own)',
+    );
+    // each FASTER confirmed in a fresh pair of worker processes
+    expect(log.match(/confirm: .* FASTER again/g)).toHaveLength(8);
+    expect(wallOf(NAME)).toBe(153.7);
+  });
+});
