@@ -220,6 +220,10 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 #ifndef KG_FA_DESC_ITER_D128
 #define KG_FA_DESC_ITER_D128 3
 #endif
+// Which descriptors bit 2 advances: 1 S's (Q and K), 2 P V's (V), 3 (the default) both.
+#ifndef KG_FA_DESC_ADV_PARTS
+#define KG_FA_DESC_ADV_PARTS 3
+#endif
 static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D128 >= 0 && KG_FA_DESC_ITER_D128 <= 3,
               "KG_FA_DESC_ITER, KG_FA_DESC_ITER_D128: 0 to 3 (bit 1: uniform warpgroup index; bit 2: descriptors "
               "advanced by constants)");
@@ -253,6 +257,19 @@ static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D1
 #ifndef KG_FA_MASK
 #define KG_FA_MASK 0
 #endif
+// 1: in causal instances, a consumer warpgroup stops at the last key tile its own 64 rows see
+// instead of the CTA's last: at D = 64 a CTA's 192 query rows span one and a half 128-key tiles,
+// so its first warpgroup computed up to one tile (the second up to half of one) that its mask
+// then zeroed entirely (S, the softmax and P V: about 3 % of the causal work at S = 4096). The
+// warpgroup still takes its turns in the ping-pong for the tiles it skips, and releases their K
+// and V buffers in each turn as the others do, so the round and the producer's refills are
+// unchanged. No effect where the tiles align with the warpgroups (D = 128: 128 rows, 128 keys).
+// Needs the producer warpgroup (without it thread 0 of the first warpgroup refills the rings
+// from inside its key loop). 0 (the default): every warpgroup walks the CTA's tiles.
+#ifndef KG_FA_WG_SKIP
+#define KG_FA_WG_SKIP 0
+#endif
+static_assert(!KG_FA_WG_SKIP || KG_FA_PRODUCER_WG, "KG_FA_WG_SKIP needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
 static_assert(KG_FA_MMA_ROWSUM >= 0 && KG_FA_MMA_ROWSUM <= 2 &&
                   (KG_FA_MMA_ROWSUM_D128 == 0 || KG_FA_MMA_ROWSUM_D128 == 2),
               "KG_FA_MMA_ROWSUM: 0, 1 or 2; KG_FA_MMA_ROWSUM_D128: 0 or 2");
@@ -647,7 +664,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
-        if constexpr ((kDescIter & 2) != 0) {
+        if constexpr ((kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 1) != 0) {
           kg::WgmmaSS<T, kBlockN>::run(
               s_acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
               kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32), kk);
@@ -680,7 +697,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         } else {
           // KG_FA_MMA_ROWSUM 1: 8 more columns, from the box of ones after the V buffer
           constexpr int kN = kRowSum == 1 ? kD + 8 : kD;
-          const uint64_t desc = (kDescIter & 2) != 0 ? kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128)
+          const uint64_t desc = (kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 2) != 0 ? kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128)
                                                            : kg::make_desc(v_addr, L::kKVBoxBytes, 1024);
           kg::WgmmaRS<T, kN>::run(o_acc, p + 4 * kk, desc);
           // KG_FA_MMA_ROWSUM 2: P times a tile of ones, the same for every k-step
@@ -825,7 +842,11 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     };
     // Every tile but the last: the loop body has no branch around a wgmma, which is what lets
     // ptxas keep the wgmmas asynchronous (with one, it serialises them: warning C7514).
-    const int last = n_tiles - 1;
+    // KG_FA_WG_SKIP: the key tiles this warpgroup's rows see (at least one: the CTA's first tile)
+    const int n_mine = kCausal && KG_FA_WG_SKIP
+                           ? min(n_tiles, (min(seq_k, m0 + warpgroup * 64 + 64) + kBlockN - 1) / kBlockN)
+                           : n_tiles;
+    const int last = n_mine - 1;
     for (int j = 0; j < last; ++j) {
       if (!kProducerWG && producer) produce(j);
       turn_wait(warpgroup);
@@ -855,8 +876,23 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
-    // The last V tile's buffer, for the next item's refills (or the producers' last waits).
-    if ((KG_FA_PERSISTENT || kCluster > 1) && arriver) release(bars.v_empty(stage_of(g0 + last)));
+    // The last V tile's buffer, for the next item's refills (or the producers' last waits; or,
+    // KG_FA_WG_SKIP, the refills of the tiles this warpgroup skips).
+    if ((KG_FA_PERSISTENT || kCluster > 1 || n_mine < n_tiles) && arriver) release(bars.v_empty(stage_of(g0 + last)));
+    if (n_mine < n_tiles) {
+      // KG_FA_WG_SKIP: the tiles none of this warpgroup's rows sees. Each turn releases what the
+      // key loop's would have (K(j + 1) once S(j + 1) retired, V(j) once P(j) V(j) did), one
+      // turn apart as there, so no release lands in a buffer's earlier phase.
+      if (arriver) release(bars.k_empty(stage_of(g0 + n_mine)));
+      for (int j = n_mine; j < n_tiles; ++j) {
+        turn_wait(warpgroup);
+        turn_pass<kWGs>(warpgroup);
+        if (arriver) {
+          if (j + 1 < n_tiles) release(bars.k_empty(stage_of(g0 + j + 1)));
+          release(bars.v_empty(stage_of(g0 + j)));
+        }
+      }
+    }
 
     // -- epilogue: normalise and store this thread's two rows --
     // 1 / row h's sum, its quad of threads' partial sums added
