@@ -220,7 +220,9 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 #ifndef KG_FA_DESC_ITER_D128
 #define KG_FA_DESC_ITER_D128 3
 #endif
-// Which descriptors bit 2 advances: 1 S's (Q and K), 2 P V's (V), 3 (the default) both.
+// Which descriptors bit 2 advances: 1 S's (Q and K), 2 P V's (V), 3 (the default) both. At D = 64
+// with bit 1 (run 126, H100): neither alone beats bit 1 without them (S's 0.6-1.1 % slower, V's
+// from 0.1 % faster to 3.4 % slower).
 #ifndef KG_FA_DESC_ADV_PARTS
 #define KG_FA_DESC_ADV_PARTS 3
 #endif
@@ -265,9 +267,12 @@ static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D1
 // and V buffers in each turn as the others do, so the round and the producer's refills are
 // unchanged. No effect where the tiles align with the warpgroups (D = 128: 128 rows, 128 keys).
 // Needs the producer warpgroup (without it thread 0 of the first warpgroup refills the rings
-// from inside its key loop). 0 (the default): every warpgroup walks the CTA's tiles.
+// from inside its key loop). The default since 2026-11-27 (thirteenth session, run 126 on an
+// H100, scripts/fa-experiment.py with shuffled rounds beside two builds without it: 1.7-2.0 %
+// faster at D = 64 causal, the other cases' code unchanged). 0: every warpgroup walks the CTA's
+// tiles.
 #ifndef KG_FA_WG_SKIP
-#define KG_FA_WG_SKIP 0
+#define KG_FA_WG_SKIP KG_FA_PRODUCER_WG
 #endif
 static_assert(!KG_FA_WG_SKIP || KG_FA_PRODUCER_WG, "KG_FA_WG_SKIP needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
 static_assert(KG_FA_MMA_ROWSUM >= 0 && KG_FA_MMA_ROWSUM <= 2 &&
