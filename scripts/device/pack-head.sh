@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Packs what a run on the GPU machine (the device tool) needs into .carry/ (ignored by git; carry
-# it: `carry: [".carry"]`): HEAD's tree as a git archive (test/, the example images and the source
-# maps left out: the call's tree and its carry travel within 64 MiB), its sha, node (the machine has
-# none), the GitHub stand-in (scripts/pack-standin.sh) and the fastjsonschema wheel the harness
-# validates its results with (absent from the machine's Python). Run it after the last commit;
-# then, there, scripts/device/go.sh. Needs `npm ci` (the stand-in) and a reachable package index
-# (the wheel, once).
+# it: `carry: [".carry"]`): HEAD's sha, node (the machine has none), the GitHub stand-in
+# (scripts/pack-standin.sh) and the fastjsonschema wheel the harness validates its results with
+# (absent from the machine's Python). HEAD's tree itself travels as the call's copy of the
+# checkout, which scripts/device/go.sh packs there (a tarball of it here would be a second copy:
+# the tracked files and .carry together reached the 64 MiB a call may take on 2026-11-27), so the
+# checkout must be clean. Run it after the last commit; then, there, scripts/device/go.sh. Needs
+# `npm ci` (the stand-in) and a reachable package index (the wheel, once).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 mkdir -p .carry/whl
+if [[ -n $(git status --porcelain --untracked-files=normal) ]]; then
+  echo "pack-head.sh: the checkout has changes: commit them first (the GPU machine packs the call's copy of it as HEAD's tree)" >&2
+  git status --short >&2
+  exit 2
+fi
 git rev-parse HEAD >.carry/head.sha
-git archive --format=tar HEAD -- . ':(exclude)test' ':(exclude)docs/examples/*.png' ':(exclude)dist/*.map' |
-  xz -T2 -6 >.carry/head.tar.xz
+rm -f .carry/head.tar.xz
 # node stripped and at xz's strongest: the tracked files and .carry together fill most of the 64 MiB
 if [[ ! -s .carry/node.xz ]]; then
   strip -o .carry/node.stripped "$(command -v node)"

@@ -698,3 +698,25 @@ def test_the_thirteenth_sessions_descriptor_experiments_and_the_new_default_per_
         src = f.read()
     assert "#define KG_FA_DESC_ITER 1\n" in src and "#define KG_FA_DESC_ITER_D128 3\n" in src
     assert "#define KG_FA_MMA_ROWSUM 0\n" in src and "#define KG_FA_MASK 0\n" in src
+
+
+def test_a_causal_warpgroup_stopping_at_its_own_tiles_wins_at_d64_and_the_descriptor_parts_do_not():
+    """Run 126 (an H100, 2026-11-27, the thirteenth session, D64 only): KG_FA_WG_SKIP 1.7-2.0 %
+    faster at D64 causal beside two copies of the default (its non-causal code is the default's);
+    advancing only S's or only V's descriptors on top of the uniform warpgroup index loses."""
+    doc = recorded(126)
+    assert doc["gpu"]["serial"] == "1652424044178" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == ["base", "base2", "sk", "dV", "dS", "skdV"]
+    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    g = gains(doc)
+    assert sorted(g) == [(t, 64, c) for t in ("bf16", "fp16") for c in (False, True)]
+    for (_dtype, _d, causal), v in g.items():
+        mean = (1 + v["base2"]) / 2
+        if causal:
+            assert v["sk"] > max(1.0, v["base2"]) * 1.012, (_dtype, causal)
+        else:
+            assert abs(v["sk"] / mean - 1) < 0.005, (_dtype, causal)
+            assert v["dV"] < min(1.0, v["base2"]) * 0.98 and v["dS"] < min(1.0, v["base2"]), (_dtype, causal)
+    with open(os.path.join(REPO, "kernels", "attention", "cuda", "fa_wgmma.cu")) as f:
+        src = f.read()
+    assert "#define KG_FA_WG_SKIP KG_FA_PRODUCER_WG\n" in src and "#define KG_FA_DESC_ADV_PARTS 3\n" in src

@@ -269,8 +269,9 @@ static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D1
 // Needs the producer warpgroup (without it thread 0 of the first warpgroup refills the rings
 // from inside its key loop). The default since 2026-11-27 (thirteenth session, run 126 on an
 // H100, scripts/fa-experiment.py with shuffled rounds beside two builds without it: 1.7-2.0 %
-// faster at D = 64 causal, the other cases' code unchanged). 0: every warpgroup walks the CTA's
-// tiles.
+// faster at D = 64 causal; the gate's paired verdict, run 127: FASTER there, 1.9-2.2 %); the
+// instances whose key tiles are multiples of the CTA's rows (D = 128 causal) keep the code they
+// had. 0: every warpgroup walks the CTA's tiles.
 #ifndef KG_FA_WG_SKIP
 #define KG_FA_WG_SKIP KG_FA_PRODUCER_WG
 #endif
@@ -848,9 +849,12 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // Every tile but the last: the loop body has no branch around a wgmma, which is what lets
     // ptxas keep the wgmmas asynchronous (with one, it serialises them: warning C7514).
     // KG_FA_WG_SKIP: the key tiles this warpgroup's rows see (at least one: the CTA's first tile)
-    const int n_mine = kCausal && KG_FA_WG_SKIP
-                           ? min(n_tiles, (min(seq_k, m0 + warpgroup * 64 + 64) + kBlockN - 1) / kBlockN)
-                           : n_tiles;
+    // Only where a key tile can start past a warpgroup's rows: not when kBlockN is a multiple of
+    // kBlockM (D = 128 causal: 128 and 128), where the branch below would only cost (run 127: the
+    // D = 128 causal cases 0.7 % slower with it).
+    constexpr bool kSkip = kCausal && KG_FA_WG_SKIP && kBlockN % kBlockM != 0;
+    const int n_mine =
+        kSkip ? min(n_tiles, (min(seq_k, m0 + warpgroup * 64 + 64) + kBlockN - 1) / kBlockN) : n_tiles;
     const int last = n_mine - 1;
     for (int j = 0; j < last; ++j) {
       if (!kProducerWG && producer) produce(j);
