@@ -19,21 +19,33 @@ import {
   wallOf,
 } from './support/recorded.js';
 
+/**
+ * A push of the whole set: on the GPU named, every case passed (tails included), issue 28's
+ * figures unpaired (SDPA default's median over cuda_fa_wgmma's: fp16 D128, D128 causal, D64, D64
+ * causal, then bf16; BSR per useful FLOP, fp16 then bf16), its wall time.
+ */
+function expectPush(
+  name: string,
+  serial: string,
+  want: { ratios: number[]; bsr: number[]; wall: number },
+) {
+  const doc = loadGz(name);
+  expect(gpuLines(name)[0]).toContain(serial);
+  expectEveryCasePassed(name, doc);
+  expect(gzText(name, 'action.log.gz')).toContain('build attention/cuda_fa_wgmma: built in');
+  expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual(want.ratios);
+  expect(bsrPerUsefulFlop(doc, 3)).toEqual(want.bsr);
+  expect(wallOf(name)).toBe(want.wall);
+}
+
 describe('one H100, serial 1752824028753', () => {
   it('run 124, the push: every variant passes with the new descriptors, tails included', () => {
-    const NAME = 'push-h100-run124';
-    const doc = loadGz(NAME);
-    expect(gpuLines(NAME)[0]).toContain('1752824028753');
-    expectEveryCasePassed(NAME, doc);
-    expect(gzText(NAME, 'action.log.gz')).toContain('build attention/cuda_fa_wgmma: built in');
-    // issue 28, unpaired: SDPA default's median over cuda_fa_wgmma's (fp16 D128, D128 causal, D64,
-    // D64 causal, then bf16)
     // (against run 117's 0.995, 1.003, 1.046, 1, 0.989, 0.972, 1.057, 0.989 on another H100)
-    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([
-      1.003, 1.026, 1.077, 1.028, 1.026, 1.011, 1.075, 1.016,
-    ]);
-    expect(bsrPerUsefulFlop(doc, 3)).toEqual([0.641, 0.631]);
-    expect(wallOf(NAME)).toBe(386.4);
+    expectPush('push-h100-run124', '1752824028753', {
+      ratios: [1.003, 1.026, 1.077, 1.028, 1.026, 1.011, 1.075, 1.016],
+      bsr: [0.641, 0.631],
+      wall: 386.4,
+    });
   });
 
   it('run 125, the pull request that makes the new descriptors the default: FASTER on the eight headline cases', () => {
@@ -75,15 +87,11 @@ describe('one H100, serial 1752824028753', () => {
 //            (patch-pr-h100-run127/change.patch)
 describe('one H100, serial 1653823027268', () => {
   it('run 128, the push: every variant passes with the warpgroups stopping at their own tiles', () => {
-    const NAME = 'push-h100-run128';
-    const doc = loadGz(NAME);
-    expect(gpuLines(NAME)[0]).toContain('1653823027268');
-    expectEveryCasePassed(NAME, doc);
-    expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([
-      1, 1.028, 1.07, 1.054, 1.061, 0.987, 1.081, 1.018,
-    ]);
-    expect(bsrPerUsefulFlop(doc, 3)).toEqual([0.653, 0.641]);
-    expect(wallOf(NAME)).toBe(381.6);
+    expectPush('push-h100-run128', '1653823027268', {
+      ratios: [1, 1.028, 1.07, 1.054, 1.061, 0.987, 1.081, 1.018],
+      bsr: [0.653, 0.641],
+      wall: 381.6,
+    });
   });
 
   it('run 127, the pull request that makes the skip the default: FASTER at D64 causal', () => {
