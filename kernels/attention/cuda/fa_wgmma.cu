@@ -74,7 +74,8 @@
 #ifndef KG_FA_STAGES
 #define KG_FA_STAGES 2
 #endif
-// Keys per tile of the non-causal D = 128 instances (176, the default, or 128); every other
+// Keys per tile of the non-causal D = 128 instances (176, the default, 128, 96, or 192: 2 stages
+// of K and V at 48 KB each, 225 KB of shared memory with Q); every other
 // instance uses 128.
 #ifndef KG_FA_BLOCK_N
 #define KG_FA_BLOCK_N 176
@@ -327,8 +328,8 @@ __host__ __device__ constexpr int block_n() {
          : kD == 128                        ? KG_FA_BLOCK_N
                                             : KG_FA_D64_BLOCK_N;
 }
-static_assert(KG_FA_BLOCK_N == 96 || KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176,
-              "KG_FA_BLOCK_N must be 96, 128 or 176 (wgmma_ops.cuh's WgmmaSS<T, N>)");
+static_assert(KG_FA_BLOCK_N == 96 || KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176 || KG_FA_BLOCK_N == 192,
+              "KG_FA_BLOCK_N must be 96, 128, 176 or 192 (wgmma_ops.cuh's WgmmaSS<T, N>)");
 static_assert(KG_FA_D64_BLOCK_N == 64 || KG_FA_D64_BLOCK_N == 96 || KG_FA_D64_BLOCK_N == 128 ||
                   KG_FA_D64_BLOCK_N == 192,
               "KG_FA_D64_BLOCK_N must be 64, 96, 128 or 192 (wgmma_ops.cuh's WgmmaSS<T, N>)");
