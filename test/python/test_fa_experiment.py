@@ -104,7 +104,7 @@ def dry_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("fa") / "fa.json"
     r = run(
         "--dry-run", "--build", "base=", "--build", "old=-DKG_FA_PRODUCER_WG=0", "--build", "n128=-DKG_FA_BLOCK_N=128",
-        "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn192=-DKG_FA_BLOCK_N=192", "--build", "wg2=-DKG_FA_D64_WG3=0",
+        "--build", "deep=-DKG_FA_STAGES=4", "--build", "bn160=-DKG_FA_BLOCK_N=160", "--build", "wg2=-DKG_FA_D64_WG3=0",
         "--build", "wg3old=-DKG_FA_D64_WG3=1,-DKG_FA_PRODUCER_WG=0", "--build", "pers=-DKG_FA_PERSISTENT=1",
         "--build", "stg=-DKG_FA_TMA_STORE=0", "--build", "tmapers=-DKG_FA_TMA_STORE=1,-DKG_FA_PERSISTENT=1",
         "--build", "d64n192=-DKG_FA_D64_BLOCK_N=192", "--build", "d64bad=-DKG_FA_D64_BLOCK_N=160",
@@ -155,9 +155,9 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     deep = builds["deep"]
     assert not deep["ok"]
     assert "static assertion failed" in deep["error"] and "KG_FA_STAGES" in deep["error"] and "kD=128" in deep["error"]
-    bn192 = builds["bn192"]
-    assert not bn192["ok"]
-    assert "static assertion failed" in bn192["error"] and "KG_FA_BLOCK_N must be 96, 128 or 176" in bn192["error"]
+    bn160 = builds["bn160"]
+    assert not bn160["ok"]
+    assert "static assertion failed" in bn160["error"] and "KG_FA_BLOCK_N must be 96, 128, 176 or 192" in bn160["error"]
     tmapers = builds["tmapers"]
     assert not tmapers["ok"] and "KG_FA_TMA_STORE writes the output through the Q buffer" in tmapers["error"]
     # 192 keys in the non-causal D64 instances (named N192, as N176): the same registers at launch
@@ -204,7 +204,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert not clupers["ok"]
     assert "KG_FA_CLUSTER_M must be 1 or 2, and 2 needs the producer warpgroup and not KG_FA_PERSISTENT" in clupers["error"]
     assert doc["failures"] == [
-        f"build deep: {deep['error']}", f"build bn192: {bn192['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
+        f"build deep: {deep['error']}", f"build bn160: {bn160['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
         f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}", f"build clupers: {clupers['error']}",
         f"build pbad: {builds['pbad']['error']}", f"build lzbad: {builds['lzbad']['error']}",
     ]
