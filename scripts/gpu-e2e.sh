@@ -332,5 +332,9 @@ run_scenario() {
     "$(grep -h '^verdict' -A1 "$dir/github_output" | tail -1)"
 }
 
-for scenario in "$@"; do run_scenario "$scenario"; done
+# A scenario that could not be set up (unknown, its commit or patch refused) makes the exit status
+# 2; the action's own exit status is each scenario's exit_status (a planted fault's 1 is expected).
+setup_failed=0
+for scenario in "$@"; do run_scenario "$scenario" || { echo "gpu-e2e.sh: scenario $scenario not run" >&2; setup_failed=2; }; done
 sleep 0.3
+exit "$setup_failed"
