@@ -38,6 +38,22 @@ function expectPush(
   expect(wallOf(name)).toBe(want.wall);
 }
 
+/**
+ * A `gpu-e2e.sh patch-pr` pull request on the GPU named, judged again now: its perf counts
+ * [SLOWER, FASTER, SAME, AMBIGUOUS] and verdict as on the machine, each FASTER confirmed in a fresh
+ * pair of worker processes, its wall time. Returns the results, the judgement and the action's log.
+ */
+function expectPatchPr(name: string, serial: string, perf: number[], wall: number) {
+  const doc = loadGz(name);
+  expect(gpuLines(name)[0]).toContain(serial);
+  const j = judged(name);
+  expectAsOnTheMachine(name, doc, j, perf);
+  const log = gzText(name, 'action.log.gz');
+  expect(log.match(/confirm: .* FASTER again/g)).toHaveLength(perf[1]!);
+  expect(wallOf(name)).toBe(wall);
+  return { doc, j, log };
+}
+
 describe('one H100, serial 1752824028753', () => {
   it('run 124, the push: every variant passes with the new descriptors, tails included', () => {
     // (against run 117's 0.995, 1.003, 1.046, 1, 0.989, 0.972, 1.057, 0.989 on another H100)
@@ -49,11 +65,12 @@ describe('one H100, serial 1752824028753', () => {
   });
 
   it('run 125, the pull request that makes the new descriptors the default: FASTER on the eight headline cases', () => {
-    const NAME = 'patch-pr-h100-run125';
-    const doc = loadGz(NAME);
-    expect(gpuLines(NAME)[0]).toContain('1752824028753');
-    const j = judged(NAME);
-    expectAsOnTheMachine(NAME, doc, j, [0, 8, 208, 0]);
+    const { doc, j, log } = expectPatchPr(
+      'patch-pr-h100-run125',
+      '1752824028753',
+      [0, 8, 208, 0],
+      153.7,
+    );
     const faster = j.cases.filter((c) => c.perf === 'FASTER');
     expect(new Set(faster.map((c) => c.variant))).toEqual(new Set(['cuda_fa_wgmma']));
     expect(faster.every((c) => c.caseId.includes('S=4096'))).toBe(true);
@@ -70,13 +87,9 @@ describe('one H100, serial 1752824028753', () => {
     expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual([
       1.02, 1.061, 1.123, 1.049, 1.049, 1.073, 1.096, 1.036,
     ]);
-    const log = gzText(NAME, 'action.log.gz');
     expect(log).toContain(
       'kernelgate: identity: attention/cuda_fa_wgmma is timed: sources differ: kernels/attention/cuda/fa_wgmma.cu (its own)',
     );
-    // each FASTER confirmed in a fresh pair of worker processes
-    expect(log.match(/confirm: .* FASTER again/g)).toHaveLength(8);
-    expect(wallOf(NAME)).toBe(153.7);
   });
 });
 
@@ -95,11 +108,12 @@ describe('one H100, serial 1653823027268', () => {
   });
 
   it('run 127, the pull request that makes the skip the default: FASTER at D64 causal', () => {
-    const NAME = 'patch-pr-h100-run127';
-    const doc = loadGz(NAME);
-    expect(gpuLines(NAME)[0]).toContain('1653823027268');
-    const j = judged(NAME);
-    expectAsOnTheMachine(NAME, doc, j, [0, 2, 213, 1]);
+    const { j, log } = expectPatchPr(
+      'patch-pr-h100-run127',
+      '1653823027268',
+      [0, 2, 213, 1],
+      106.3,
+    );
     expect(j.cases.filter((c) => c.perf === 'FASTER').map((c) => c.caseId)).toEqual([
       'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true',
       'dtype=bf16,B=16,H=96,S=4096,D=64,causal=true',
@@ -110,14 +124,11 @@ describe('one H100, serial 1653823027268', () => {
     expect(j.cases.filter((c) => c.perf === 'AMBIGUOUS').map((c) => c.caseId)).toEqual([
       'dtype=fp16,B=16,H=96,S=4096,D=128,causal=true',
     ]);
-    const log = gzText(NAME, 'action.log.gz');
     expect(log).toContain(
       'S=4096,D=128,causal=true PASS rel_l2=2.6e-04 | 11.767 ms 560.7 TFLOPS n=102 converged | vs base ×1.0072 [1.0050, 1.0097]',
     );
     expect(log).toContain(
       'S=4096,D=128,causal=true PASS rel_l2=2.1e-03 | 11.448 ms 576.3 TFLOPS n=116 time_cap | vs base ×1.0072 [1.0012, 1.0097]',
     );
-    expect(log.match(/confirm: .* FASTER again/g)).toHaveLength(2);
-    expect(wallOf(NAME)).toBe(106.3);
   });
 });

@@ -5,9 +5,9 @@
 # runs scripts/gpu-e2e.sh's SCENARIOs, for at most LIMIT seconds, on HEAD's tree (the call's copy
 # of the clean checkout), copied once per machine into /tmp/kgh and kept there while the machine
 # stays warm (the build cache, the tunings and the scenarios' commits with it: a later call's pull
-# request has the earlier call's last commit as its base). node and fastjsonschema come from .carry. Back under $OUT: NAME.log
-# (what the scenarios printed), NAME.gpu.txt (the GPUs and the start time) and NAME.tgz (the
-# scenarios' folders: results, reports, action and harness logs).
+# request has the earlier call's last commit as its base). node and fastjsonschema come from
+# .carry. Back under $OUT: NAME.log (what the scenarios printed), NAME.gpu.txt (the GPUs and the
+# start time) and NAME.tgz (the scenarios' folders: results, reports, action and harness logs).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 carry=$root/.carry
@@ -24,22 +24,18 @@ python3 -c 'import fastjsonschema' 2>/dev/null ||
 W=/tmp/kgh
 if [[ ! -d $W || $(cat /tmp/kgh.sha 2>/dev/null) != $(cat "$carry/head.sha") ]]; then
   # HEAD's tree: the call's copy of the clean checkout (pack-head.sh refuses a dirty one), without
-  # test/, the example images and the source maps, as the tarball an older .carry held
+  # test/, the example images and the source maps, nor what .gitignore names (what earlier calls
+  # built in the copy: caches, .so files)
+  ignores=()
+  while IFS= read -r pat; do
+    [[ -z $pat || $pat == \#* ]] && continue
+    pat=${pat%/}
+    [[ $pat == /* ]] && pat=.$pat
+    ignores+=("--exclude=$pat")
+  done <"$root/.gitignore"
   rm -rf "$W" && mkdir -p "$W" || exit 2
-  if [[ -s $carry/head.tar.xz ]]; then
-    xz -dc "$carry/head.tar.xz" | tar -x -C "$W" || exit 2
-  else
-    # .gitignore's patterns too (what earlier calls built in the copy: caches, .so files)
-    local_ignores=()
-    while IFS= read -r pat; do
-      [[ -z $pat || $pat == \#* ]] && continue
-      pat=${pat%/}
-      [[ $pat == /* ]] && pat=.$pat
-      local_ignores+=("--exclude=$pat")
-    done <"$root/.gitignore"
-    tar -C "$root" "${local_ignores[@]}" --exclude=./test --exclude=./.carry --exclude='./docs/examples/*.png' \
-      --exclude='./dist/*.map' --exclude=./.git -cf - . | tar -x -C "$W" || exit 2
-  fi
+  tar -C "$root" "${ignores[@]}" --exclude=./test --exclude=./.carry --exclude='./docs/examples/*.png' \
+    --exclude='./dist/*.map' --exclude=./.git -cf - . | tar -x -C "$W" || exit 2
   cp "$carry/head.sha" /tmp/kgh.sha
   echo "go.sh: unpacked $(cat "$carry/head.sha") into $W"
 fi

@@ -249,6 +249,13 @@ static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D1
 #ifndef KG_FA_MMA_ROWSUM_D128
 #define KG_FA_MMA_ROWSUM_D128 0
 #endif
+static_assert(KG_FA_MMA_ROWSUM >= 0 && KG_FA_MMA_ROWSUM <= 2 &&
+                  (KG_FA_MMA_ROWSUM_D128 == 0 || KG_FA_MMA_ROWSUM_D128 == 2),
+              "KG_FA_MMA_ROWSUM: 0, 1 or 2; KG_FA_MMA_ROWSUM_D128: 0 or 2");
+static_assert(!KG_FA_MMA_ROWSUM || (!KG_FA_D64_P_SMEM && !KG_FA_FORCE_OVERLAP),
+              "KG_FA_MMA_ROWSUM: not with KG_FA_D64_P_SMEM or KG_FA_FORCE_OVERLAP");
+static_assert(!KG_FA_MMA_ROWSUM_D128 || (!KG_FA_D128_P_SMEM && !KG_FA_FORCE_OVERLAP),
+              "KG_FA_MMA_ROWSUM_D128: not with KG_FA_D128_P_SMEM or KG_FA_FORCE_OVERLAP");
 // The causal mask's cost. Bit 1: whether a tile needs the mask is decided per warp (its 16 rows)
 // instead of per CTA (its kBlockM), so a warp whose rows see every key of a tile skips the
 // compares. Bit 2: the compares against one bound per row (keys before min(seq_k, row + 1)),
@@ -277,13 +284,6 @@ static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D1
 #define KG_FA_WG_SKIP KG_FA_PRODUCER_WG
 #endif
 static_assert(!KG_FA_WG_SKIP || KG_FA_PRODUCER_WG, "KG_FA_WG_SKIP needs the producer warpgroup (KG_FA_PRODUCER_WG=1)");
-static_assert(KG_FA_MMA_ROWSUM >= 0 && KG_FA_MMA_ROWSUM <= 2 &&
-                  (KG_FA_MMA_ROWSUM_D128 == 0 || KG_FA_MMA_ROWSUM_D128 == 2),
-              "KG_FA_MMA_ROWSUM: 0, 1 or 2; KG_FA_MMA_ROWSUM_D128: 0 or 2");
-static_assert(!KG_FA_MMA_ROWSUM || (!KG_FA_D64_P_SMEM && !KG_FA_FORCE_OVERLAP),
-              "KG_FA_MMA_ROWSUM: not with KG_FA_D64_P_SMEM or KG_FA_FORCE_OVERLAP");
-static_assert(!KG_FA_MMA_ROWSUM_D128 || (!KG_FA_D128_P_SMEM && !KG_FA_FORCE_OVERLAP),
-              "KG_FA_MMA_ROWSUM_D128: not with KG_FA_D128_P_SMEM or KG_FA_FORCE_OVERLAP");
 
 namespace {
 
@@ -849,8 +849,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     };
     // Every tile but the last: the loop body has no branch around a wgmma, which is what lets
     // ptxas keep the wgmmas asynchronous (with one, it serialises them: warning C7514).
-    // KG_FA_WG_SKIP: the key tiles this warpgroup's rows see (at least one: the CTA's first tile)
-    // Only where a key tile can start past a warpgroup's rows: not when kBlockN is a multiple of
+    // KG_FA_WG_SKIP: the key tiles this warpgroup's rows see (at least one: the CTA's first tile),
+    // only where a key tile can start past a warpgroup's rows: not when kBlockN is a multiple of
     // kBlockM (D = 128 causal: 128 and 128), where the branch below would only cost (run 127: the
     // D = 128 causal cases 0.7 % slower with it).
     constexpr bool kSkip = kCausal && KG_FA_WG_SKIP && kBlockN % kBlockM != 0;
