@@ -10,8 +10,11 @@
 // retired. No CTA-wide barrier sits in the K loop, the consumers never compute a load
 // address, and one wgmma group stays in flight while the next stage is waited for. The grid
 // is persistent (one CTA per SM, tiles strided by the grid): the producer fills the next
-// tile's stages while the consumers store the last one. TMA writes the 128-byte swizzle the
-// wgmma descriptors describe; column tails of B come back zero-filled from the copy engine.
+// tile's stages while the consumers store the last one, through shared memory and TMA stores
+// that they do not wait for (KG_BSR_TMA_STORE). By default pairs of CTAs (a cluster) take
+// neighbouring strips of one block row and multicast its A tiles (KG_BSR_CLUSTER_N). TMA writes
+// the 128-byte swizzle the wgmma descriptors describe; column tails of B come back zero-filled
+// from the copy engine, and the output's are left out by the stores.
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -37,21 +40,45 @@ static_assert(KG_BSR_GROUP_ROWS >= 0, "KG_BSR_GROUP_ROWS: 0 (all block rows) or 
 // block's column index picks, stays each CTA's own). A stage is refilled once the consumers of
 // every CTA of the cluster have released it (they arrive on each CTA's empty barrier), and each
 // producer waits for the last releases before it exits. The grid is as many clusters as fit at
-// once (cudaOccupancyMaxActiveClusters). 1 (the default): no clusters. Measured on H100s (issue
-// 28, runs 111-112): 2 CTAs as fast as none, 4 CTAs 11-12 % slower (an earlier form on the
-// non-persistent kernel was slower on an H200: docs/notes/cuda-kernels.md, 2026-11-21 12:31).
+// once (cudaOccupancyMaxActiveClusters). 1: no clusters. Measured on H100s (issue 28): with the
+// st.global epilogue (runs 111-112) 2 CTAs as fast as none, 4 CTAs 11-12 % slower (an earlier form
+// on the non-persistent kernel was slower on an H200: docs/notes/cuda-kernels.md, 2026-11-21
+// 12:31); with the TMA-store epilogue (run 131) 2 CTAs 1.5 % (fp16) and 2.0 % (bf16) faster than
+// none, where two builds of the same code differed by 0.3 %: 2, the default.
 #ifndef KG_BSR_CLUSTER_N
-#define KG_BSR_CLUSTER_N 1
+#define KG_BSR_CLUSTER_N 2
 #endif
 static_assert(KG_BSR_CLUSTER_N == 1 || KG_BSR_CLUSTER_N == 2 || KG_BSR_CLUSTER_N == 4, "KG_BSR_CLUSTER_N: 1, 2 or 4");
 static_assert(KG_BSR_CLUSTER_N == 1 || KG_BSR_GROUP_ROWS == 0, "KG_BSR_CLUSTER_N > 1 takes the default tile order");
+
+// The ring's depth: stages of one 64-wide K step (48 KB each). 4 (the default) fills the shared
+// memory; 3 leaves room for a whole output tile's staging (KG_BSR_TMA_STORE 4), and was 6-8 %
+// slower than 4 (run 130): the loads' latency wants every stage.
+#ifndef KG_BSR_STAGES
+#define KG_BSR_STAGES 4
+#endif
+static_assert(KG_BSR_STAGES >= 2 && KG_BSR_STAGES <= 4, "KG_BSR_STAGES: 2 to 4");
+// The epilogue. 0 (the default): each consumer thread stores its accumulators to C with 4-byte
+// st.global, 128 of them, while the tensor cores wait for the next tile. B (1, 2 or 4): each
+// consumer warpgroup writes B of its four 64 x 64 output boxes at a time, packed, into its own
+// staging buffer in shared memory (the map's 128-byte swizzle), one thread stores them with TMA
+// (which leaves out the columns past n), and the warpgroup goes on without waiting for the copies
+// to land; the buffer is written again once they have read it (B < 4: within the tile, B = 4: at
+// the next tile's epilogue). Measured on H100s (issue 28, runs 130-131, scripts/bsr-experiment.py):
+// B = 2 1.18-1.22x as fast as 0 at 8192^3 (fp16 and bf16), B = 1 within 1 % of 2, B = 4 (with
+// three stages) 1.13x. The default: 2.
+#ifndef KG_BSR_TMA_STORE
+#define KG_BSR_TMA_STORE 2
+#endif
+static_assert(KG_BSR_TMA_STORE == 0 || KG_BSR_TMA_STORE == 1 || KG_BSR_TMA_STORE == 2 || KG_BSR_TMA_STORE == 4,
+              "KG_BSR_TMA_STORE: 0, 1, 2 or 4");
 
 namespace {
 
 constexpr int kTileM = 128;  // = bm
 constexpr int kTileN = 256;
 constexpr int kTileK = 64;  // one 128-byte swizzle row of fp16
-constexpr int kStages = 4;
+constexpr int kStages = KG_BSR_STAGES;
 constexpr int kThreads = 384;  // warpgroup 0: producer; 1 and 2: consumers
 constexpr int kConsumerWarps = 8;
 constexpr int kBoxN = 64;
@@ -60,7 +87,10 @@ constexpr int kBBoxBytes = kTileK * kBoxN * 2;
 constexpr int kBBytes = kBBoxBytes * (kTileN / kBoxN);
 constexpr int kStageBytes = kABytes + kBBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
-constexpr int kSmemBytes = 1024 + kRingBytes + 2 * kStages * 8;  // alignment slack, ring, barriers
+constexpr int kCBoxBytes = 64 * kBoxN * 2;                 // one 64 x 64 output box
+constexpr int kStagingBytes = KG_BSR_TMA_STORE * kCBoxBytes;  // per consumer warpgroup
+constexpr int kSmemBytes = 1024 + kRingBytes + 2 * kStagingBytes + 2 * kStages * 8;  // slack, ring, staging, barriers
+static_assert(kSmemBytes <= 232448, "the ring and the staging buffers exceed the 227 KB of shared memory a CTA may have");
 constexpr int kCluster = KG_BSR_CLUSTER_N;
 constexpr int kARows = kTileM / kCluster;  // rows of each A tile one CTA of a cluster loads
 
@@ -68,10 +98,11 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     bsr_wgmma_ws_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                         const int* __restrict__ a_cols, T* __restrict__ c, int n, int topk, int bk,
-                        int n_block_rows, int n_tiles) {
+                        int n_block_rows, int n_tiles, const __grid_constant__ CUtensorMap c_map) {
   extern __shared__ unsigned char smem_raw[];
   const uint32_t ring = (kg::smem_u32(smem_raw) + 1023) & ~1023u;
-  const uint32_t full_bar = ring + kRingBytes;        // kStages barriers: stage loaded
+  const uint32_t staging = ring + kRingBytes;            // the consumers' staging buffers, 1024-byte aligned
+  const uint32_t full_bar = staging + 2 * kStagingBytes;  // kStages barriers: stage loaded
   const uint32_t empty_bar = full_bar + kStages * 8;  // kStages barriers: stage released
 
   const int warpgroup = threadIdx.x >> 7;
@@ -199,6 +230,48 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
     // + 8; registers 4j + {0,1} are columns 8j + 2 (lane % 4) + {0,1} of the first row,
     // 4j + {2,3} the same columns of the second.
+#if KG_BSR_TMA_STORE
+    {
+      constexpr int kBoxes = kTileN / kBoxN;
+      constexpr int kAtOnce = KG_BSR_TMA_STORE;
+      const uint32_t s_c = staging + consumer * kStagingBytes;
+      const bool leader = warp_in_group == 0 && lane == 0;
+      // The box's rows are 128 bytes, 1024-byte aligned, so a row's 16-byte chunks are swizzled by
+      // the row's index mod 8: lane / 4 for both of the thread's rows.
+      const int r = warp_in_group * 16 + (lane >> 2);
+      const uint32_t thread_off = r * 128 + (lane & 3) * 4;
+      const int swz = lane >> 2;
+      const int c_row = block_row * kTileM + consumer * 64;
+      (void)c;  // written through c_map
+#pragma unroll
+      for (int b0 = 0; b0 < kBoxes; b0 += kAtOnce) {
+        // The buffer free: the copies issued from it before (this tile's or the last one's) have
+        // read it; then the warpgroup's 128 threads meet on named barrier 1 + consumer.
+        if (leader) kg::bulk_wait_read();
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+#pragma unroll
+        for (int bb = 0; bb < kAtOnce; ++bb) {
+#pragma unroll
+          for (int chunk = 0; chunk < 8; ++chunk) {
+            const int j = (b0 + bb) * 8 + chunk;
+            const uint32_t addr = s_c + bb * kCBoxBytes + thread_off + ((chunk ^ swz) * 16);
+            kg::st_shared_u32(addr, kg::Mma<T>::pack(acc[4 * j], acc[4 * j + 1]));
+            kg::st_shared_u32(addr + 8 * 128, kg::Mma<T>::pack(acc[4 * j + 2], acc[4 * j + 3]));
+          }
+        }
+        // the writes visible to the copy engine before one thread stores the boxes
+        kg::fence_proxy_async();
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+        if (leader) {
+#pragma unroll
+          for (int bb = 0; bb < kAtOnce; ++bb) {
+            kg::tma_store_2d(&c_map, s_c + bb * kCBoxBytes, n0 + (b0 + bb) * kBoxN, c_row);
+          }
+          kg::bulk_commit();
+        }
+      }
+    }
+#else
     const int64_t row0 = static_cast<int64_t>(block_row) * kTileM + consumer * 64 + warp_in_group * 16 + (lane >> 2);
 #pragma unroll
     for (int j = 0; j < kTileN / 8; ++j) {
@@ -208,7 +281,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         *reinterpret_cast<uint32_t*>(c + (row0 + 8) * n + col) = kg::Mma<T>::pack(acc[4 * j + 2], acc[4 * j + 3]);
       }
     }
+#endif
   }
+#if KG_BSR_TMA_STORE
+  // the CTA's shared memory goes when its last thread exits: the last copies must have read it
+  if (threadIdx.x % 128 == 0) kg::bulk_wait_read();
+#endif
 }
 
 // 2-D row-major [rows][cols] map with 128-byte swizzle and a box of box_rows x box_cols.
@@ -227,6 +305,10 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
   const uint64_t a_rows = static_cast<uint64_t>(m) * topk;  // (m / bm) * topk blocks of bm rows
   if (!encode_2d(&a_map, type, a_values, a_rows, bk, kARows, kTileK) ||
       !encode_2d(&b_map, type, b, k, n, kTileK, kBoxN)) {
+    return cudaErrorInvalidValue;
+  }
+  CUtensorMap c_map{};  // the output in 64 x 64 boxes, for the TMA-store epilogue
+  if (KG_BSR_TMA_STORE && !encode_2d(&c_map, type, c, m, n, 64, kBoxN)) {
     return cudaErrorInvalidValue;
   }
   auto kernel = bsr_wgmma_ws_kernel<T>;
@@ -250,13 +332,13 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
     if (clusters > n_groups) clusters = n_groups;
     launch.config.gridDim = dim3(clusters * kCluster);
     err = cudaLaunchKernelEx(&launch.config, kernel, a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
-                             n_groups);
+                             n_groups, c_map);
     if (err != cudaSuccess) return err;
   } else {
     const int n_tiles = n_block_rows * ((n + kTileN - 1) / kTileN);
     const int grid = n_tiles < sm_count ? n_tiles : sm_count;
     kernel<<<grid, kThreads, kSmemBytes, stream>>>(a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
-                                                   n_tiles);
+                                                   n_tiles, c_map);
   }
   return cudaGetLastError();
 }
@@ -266,12 +348,13 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
 // Same contract as kg_bsr_gemm_mma: a_values (m / bm, topk, bm, bk) contiguous; a_cols
 // (m / bm, topk) int32, each < k / bk; b (k, n) row-major; c (m, n) row-major; dtype 0 = fp16,
 // 1 = bf16; bm = 128, bk % 64 == 0, n % 8 == 0 (TMA needs 16-byte row strides); column
-// tails masked. Pointers must be 16-byte aligned (TMA).
+// tails masked. a_values, b and (with the TMA-store epilogue) c must be 16-byte aligned (TMA).
 extern "C" int kg_bsr_gemm_wgmma_ws(const void* a_values, const int* a_cols, const void* b, void* c, int m, int n,
                                     int k, int bm, int bk, int topk, int dtype, void* stream) {
   if (!kg::bsr_args_ok(m, n, k, bm, bk, topk, kTileM, kTileK) ||
       static_cast<int64_t>(m / kTileM) * ((n + kTileN - 1) / kTileN) > INT32_MAX ||
       reinterpret_cast<uintptr_t>(a_values) % 16 != 0 || reinterpret_cast<uintptr_t>(b) % 16 != 0 ||
+      (KG_BSR_TMA_STORE && reinterpret_cast<uintptr_t>(c) % 16 != 0) ||
       static_cast<int64_t>(m) * topk > (int64_t{1} << 31) || k > (1 << 30)) {
     return cudaErrorInvalidValue;
   }
