@@ -16,6 +16,33 @@ LEAD_IN_MAX_MS = 10.0
 HOST_MS_SETTLE = 4
 
 
+def round_order(names, r):
+    """Round r's order of the group's variants: a Williams design, rows of a Latin square in which
+    every variant follows every other one equally often (each ordered neighbour pair once in n
+    rounds for an even n, in 2n rounds for an odd n, whose square is followed by its mirror) and
+    takes every place equally often (the first, behind the lead-in, too). A kernel that leaves
+    the GPU cool, or under its power cap, hands the next one a higher clock: rotated rounds,
+    the order before 2026-11-28, kept every variant behind the same predecessor, and on three
+    H100 pushes (runs 117, 124, 128) sdpa_cudnn and sdpa_default, the same cuDNN kernel, read up
+    to 6.7 % apart."""
+    n = len(names)
+    if n < 3:
+        return names[r % n :] + names[: r % n] if n else []
+    first, lo, hi = [0], 1, n - 1
+    for i in range(1, n):
+        if i % 2:
+            first.append(lo)
+            lo += 1
+        else:
+            first.append(hi)
+            hi -= 1
+    row = r % (n if n % 2 == 0 else 2 * n)
+    seq = [(x + row % n) % n for x in first]
+    if row >= n:
+        seq.reverse()
+    return [names[i] for i in seq]
+
+
 class Sampler:
     """The sampling steps of worker.Worker (a mixin: it uses `torch`, `device`, `opt` (the run's
     options), `nvml`, `mark`, the timing state timing.Timer prepared (timing.Bench), the check for
@@ -136,7 +163,7 @@ class Sampler:
         return out
 
     def sample_until_stopped(self, b, names):
-        """Samples round by round over the group, the order rotated every round; {variant: stop reason}.
+        """Samples round by round over the group, in round_order's balanced orders; {variant: stop reason}.
         A variant its own rule has stopped keeps being sampled, up to max_samples, while another
         variant of the group samples on: the interleaving puts the variants in the same thermal
         state only while all of them sample. On an H100 (run 83, 2026-11-27) sdpa_default converged
@@ -153,7 +180,7 @@ class Sampler:
             if all(stop[v] is not None for v in names):
                 return stop
             sampling = [v for v in names if v not in b.bad and (stop[v] is None or len(b.samples[v]["ms"]) < rule.max_samples)]
-            order = sampling[r % len(sampling):] + sampling[: r % len(sampling)]
+            order = round_order(sampling, r)
             t0 = time.perf_counter()
             got = self.sample_round(b, order, r)
             round_s = time.perf_counter() - t0
