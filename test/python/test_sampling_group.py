@@ -111,8 +111,10 @@ def test_the_recorded_pushes_with_rotated_rounds_read_one_cudnn_kernel_up_to_7_p
     128): sdpa_cudnn and sdpa_default call the same cuDNN kernel (SDPA's default picks cuDNN on the
     H100: the ncu profile of run 111), but sdpa_cudnn was always sampled behind sdpa_flash and
     sdpa_default behind sdpa_efficient. On the eight headline cases their medians differed by
-    -6.7 to +3.3 %, the sign per case repeating from push to push: the bias of a fixed
-    predecessor, not noise, and as large as the gaps issue 28 grades."""
+    -6.7 to +3.3 %, the sign per case repeating from push to push, as large as the gaps issue 28
+    grades. The first push with balanced rounds (run 132, test/recorded-nov27-fourteenth.test.ts)
+    read bf16 D128 0.2 % apart (3.5-6.7 % here) and seven of the eight cases within 1.4 %; fp16 D64
+    stayed 4.1 % apart, which the order does not explain."""
     ratios = {}
     for run in (117, 124, 128):
         path = os.path.join(REPO, "test", "fixtures", "recorded", f"push-h100-run{run}", "results.json.gz")

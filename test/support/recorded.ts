@@ -167,3 +167,38 @@ export function bsrPerUsefulFlop(results: KernelgateResults, places = 2): number
     return Number(((ms('cublas_dense', id) * 0.25) / ms('cuda_bsr_wgmma_ws', id)).toFixed(places));
   });
 }
+
+/**
+ * A push of the whole set: on the GPU named, every case passed (tails included), issue 28's
+ * figures unpaired (SDPA default's median over cuda_fa_wgmma's: fp16 D128, D128 causal, D64, D64
+ * causal, then bf16; BSR per useful FLOP, fp16 then bf16), its wall time.
+ */
+export function expectPush(
+  name: string,
+  serial: string,
+  want: { ratios: number[]; bsr: number[]; wall: number },
+) {
+  const doc = loadGz(name);
+  expect(gpuLines(name)[0]).toContain(serial);
+  expectEveryCasePassed(name, doc);
+  expect(gzText(name, 'action.log.gz')).toContain('build attention/cuda_fa_wgmma: built in');
+  expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual(want.ratios);
+  expect(bsrPerUsefulFlop(doc, 3)).toEqual(want.bsr);
+  expect(wallOf(name)).toBe(want.wall);
+}
+
+/**
+ * A `gpu-e2e.sh patch-pr` pull request on the GPU named, judged again now: its perf counts
+ * [SLOWER, FASTER, SAME, AMBIGUOUS] and verdict as on the machine, each FASTER confirmed in a fresh
+ * pair of worker processes, its wall time. Returns the results, the judgement and the action's log.
+ */
+export function expectPatchPr(name: string, serial: string, perf: number[], wall: number) {
+  const doc = loadGz(name);
+  expect(gpuLines(name)[0]).toContain(serial);
+  const j = judgedNow(name);
+  expectAsOnTheMachine(name, doc, j, perf);
+  const log = gzText(name, 'action.log.gz');
+  expect(log.match(/confirm: .* FASTER again/g)).toHaveLength(perf[1]!);
+  expect(wallOf(name)).toBe(wall);
+  return { doc, j, log };
+}
