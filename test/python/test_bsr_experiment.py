@@ -68,16 +68,17 @@ def dry_run(tmp_path_factory):
         "--build", "neg=-DKG_BSR_CLUSTER_N=1,-DKG_BSR_GROUP_ROWS=-1", "--build", "mc1=-DKG_BSR_CLUSTER_N=1",
         "--build", "mc4=-DKG_BSR_CLUSTER_N=4", "--build", "mc3=-DKG_BSR_CLUSTER_N=3", "--build", "mcg=-DKG_BSR_GROUP_ROWS=32",
         "--build", "stg=-DKG_BSR_TMA_STORE=0", "--build", "t3=-DKG_BSR_TMA_STORE=3", "--build", "t4=-DKG_BSR_TMA_STORE=4",
-        "--build", "t4s3=-DKG_BSR_TMA_STORE=4,-DKG_BSR_STAGES=3", "--out", str(out),
+        "--build", "t4s3=-DKG_BSR_TMA_STORE=4,-DKG_BSR_STAGES=3", "--build", "k32=-DKG_BSR_TILE_K=32",
+        "--build", "k48=-DKG_BSR_TILE_K=48", "--out", str(out),
     )
     return r, json.loads(out.read_text())
 
 
 def test_the_default_the_grouped_order_and_the_other_clusters_and_epilogues_compile_and_bad_values_fail_alone(dry_run):
     r, doc = dry_run
-    assert r.returncode == 1  # five builds failed; the other six went on
+    assert r.returncode == 1  # six builds failed; the other seven went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "g32", "mc1", "mc4", "stg", "t4s3"):
+    for name in ("base", "g32", "mc1", "mc4", "stg", "t4s3", "k32"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []
@@ -96,10 +97,13 @@ def test_the_default_the_grouped_order_and_the_other_clusters_and_epilogues_comp
     assert not mcg["ok"] and "KG_BSR_CLUSTER_N > 1 takes the default tile order" in mcg["error"]
     assert not t3["ok"] and "KG_BSR_TMA_STORE: 0, 1, 2 or 4" in t3["error"]
     assert not t4["ok"] and "the ring and the staging buffers exceed the 227 KB of shared memory a CTA may have" in t4["error"]
-    assert doc["failures"] == [f"build {b['name']}: {b['error']}" for b in (neg, mc3, mcg, t3, t4)]
+    # the 32-wide K step (64-byte swizzle, eight stages) builds; 48 is no swizzle's width
+    k48 = builds["k48"]
+    assert not k48["ok"] and "KG_BSR_TILE_K: 64 or 32" in k48["error"]
+    assert doc["failures"] == [f"build {b['name']}: {b['error']}" for b in (neg, mc3, mcg, t3, t4, k48)]
     assert "gpu" not in doc and "cases" not in doc
     if "sass" in builds["base"]:
-        sass = {name: builds[name]["sass"] for name in ("base", "g32", "mc1", "mc4", "stg", "t4s3")}
+        sass = {name: builds[name]["sass"] for name in ("base", "g32", "mc1", "mc4", "stg", "t4s3", "k32")}
         assert sass["g32"]["HGMMA"] == sass["base"]["HGMMA"] > 0
         assert sass["g32"]["UTMALDG"] == sass["base"]["UTMALDG"] > 0
         assert all(s["LDL"] == s["STL"] == 0 for s in sass.values())
@@ -111,6 +115,7 @@ def test_the_default_the_grouped_order_and_the_other_clusters_and_epilogues_comp
         assert sass["base"]["UTMASTG"] == sass["mc1"]["UTMASTG"] == 2 * 2 * 2
         assert sass["t4s3"]["UTMASTG"] == 2 * 4
         assert sass["stg"]["UTMASTG"] == 0
+        assert sass["k32"]["HGMMA"] == sass["base"]["HGMMA"] // 2  # two k16 steps a stage, not four
 
 
 def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed(monkeypatch, capsys):
@@ -273,3 +278,29 @@ def test_the_recorded_h100_runs_of_the_tma_store_epilogue_and_the_cluster_now_th
     with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
         text = f.read()
     assert "#define KG_BSR_TMA_STORE 2\n" in text and "#define KG_BSR_CLUSTER_N 2\n" in text
+
+
+def test_the_recorded_h100_run_of_the_32_wide_k_step_and_the_cluster_against_none():
+    """Run 134 (NVIDIA H100 80GB HBM3 serial 1752624017843, 2026-11-27, the fourteenth session):
+    against the new default (base; base2 the same code, 0.5-0.7 % apart), a 32-wide K step with
+    eight stages (k32: the same bytes in the ring, half of them held by a consumer's two wgmma
+    groups) 0.73-0.74x and with six 0.64-0.65x, so KG_BSR_TILE_K stays 64: two wgmmas a group and
+    twice the barrier waits cost more than the deeper prefetch gives. No cluster (c1) 1.5-2.2 %
+    slower than the default's clusters of two, as run 131 read."""
+    import gzip
+
+    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run134", "bsr.json.gz")) as f:
+        doc = json.load(f)
+    assert doc["gpu"]["serial"] == "1752624017843" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == ["base", "base2", "k32", "k32s6", "c1"]
+    assert len(doc["cases"]) == 7
+    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    for case in doc["cases"]:
+        if case["params"]["M"] == 8192:
+            t = case["timing"]
+            g = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
+            assert abs(g["base2"] - 1) < 0.008
+            assert 0.73 < g["k32"] < 0.745 and 0.635 < g["k32s6"] < 0.655
+            assert 0.975 < g["c1"] < 0.986
+    with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
+        assert "#define KG_BSR_TILE_K 64\n" in f.read()

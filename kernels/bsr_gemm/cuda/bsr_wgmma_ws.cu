@@ -51,13 +51,23 @@ static_assert(KG_BSR_GROUP_ROWS >= 0, "KG_BSR_GROUP_ROWS: 0 (all block rows) or 
 static_assert(KG_BSR_CLUSTER_N == 1 || KG_BSR_CLUSTER_N == 2 || KG_BSR_CLUSTER_N == 4, "KG_BSR_CLUSTER_N: 1, 2 or 4");
 static_assert(KG_BSR_CLUSTER_N == 1 || KG_BSR_GROUP_ROWS == 0, "KG_BSR_CLUSTER_N > 1 takes the default tile order");
 
-// The ring's depth: stages of one 64-wide K step (48 KB each). 4 (the default) fills the shared
-// memory; 3 leaves room for a whole output tile's staging (KG_BSR_TMA_STORE 4), and was 6-8 %
-// slower than 4 (run 130): the loads' latency wants every stage.
-#ifndef KG_BSR_STAGES
-#define KG_BSR_STAGES 4
+// The K step of a stage: 64 (the default; an A row of 128 bytes, the 128-byte swizzle) or 32 (64
+// bytes, the 64-byte swizzle: stages of half the size, so twice as many in the same memory, and
+// the two wgmma groups a consumer holds at once keep half as many bytes from the producer).
+// Measured (run 134, H100): 32 with eight stages 0.73-0.74x the default, with six 0.64-0.65x:
+// two wgmmas a group and twice the barrier waits cost more than the deeper prefetch gives.
+#ifndef KG_BSR_TILE_K
+#define KG_BSR_TILE_K 64
 #endif
-static_assert(KG_BSR_STAGES >= 2 && KG_BSR_STAGES <= 4, "KG_BSR_STAGES: 2 to 4");
+static_assert(KG_BSR_TILE_K == 64 || KG_BSR_TILE_K == 32, "KG_BSR_TILE_K: 64 or 32");
+// The ring's depth: stages of one K step (48 KB each at 64, 24 KB at 32). The default fills the
+// shared memory beside the staging (4 at 64, 8 at 32); 3 at 64 leaves room for a whole output
+// tile's staging (KG_BSR_TMA_STORE 4), and was 6-8 % slower than 4 (run 130): the loads' latency
+// wants every stage.
+#ifndef KG_BSR_STAGES
+#define KG_BSR_STAGES (256 / KG_BSR_TILE_K)
+#endif
+static_assert(KG_BSR_STAGES >= 2 && KG_BSR_STAGES <= 8, "KG_BSR_STAGES: 2 to 8");
 // The epilogue. 0 (the default): each consumer thread stores its accumulators to C with 4-byte
 // st.global, 128 of them, while the tensor cores wait for the next tile. B (1, 2 or 4): each
 // consumer warpgroup writes B of its four 64 x 64 output boxes at a time, packed, into its own
@@ -77,12 +87,15 @@ namespace {
 
 constexpr int kTileM = 128;  // = bm
 constexpr int kTileN = 256;
-constexpr int kTileK = 64;  // one 128-byte swizzle row of fp16
+constexpr int kTileK = KG_BSR_TILE_K;  // one 128-byte (64-byte) swizzle row of fp16
+constexpr int kARowBytes = kTileK * 2;
+// A's descriptors: K-major, 8-row groups kARowBytes * 8 apart, the swizzle of its rows
+constexpr uint32_t kASwizzleMode = kTileK == 64 ? 1 : 2;
 constexpr int kStages = KG_BSR_STAGES;
 constexpr int kThreads = 384;  // warpgroup 0: producer; 1 and 2: consumers
 constexpr int kConsumerWarps = 8;
 constexpr int kBoxN = 64;
-constexpr int kABytes = kTileM * kTileK * 2;
+constexpr int kABytes = kTileM * kARowBytes;
 constexpr int kBBoxBytes = kTileK * kBoxN * 2;
 constexpr int kBBytes = kBBoxBytes * (kTileN / kBoxN);
 constexpr int kStageBytes = kABytes + kBBytes;
@@ -168,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t dst = ring + stage * kStageBytes;
         kg::mbar_arrive_expect_tx(bar, kStageBytes);
         if constexpr (kCluster > 1) {
-          kg::tma_load_2d_multicast(dst + rank * kARows * 128, &a_map, k_in_block, a_row0 + t * kTileM + rank * kARows,
+          kg::tma_load_2d_multicast(dst + rank * kARows * kARowBytes, &a_map, k_in_block, a_row0 + t * kTileM + rank * kARows,
                                     bar, (1u << kCluster) - 1);
         } else {
           kg::tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
@@ -207,12 +220,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int step = 0; step < n_steps; ++step, ++it) {
       const int stage = it % kStages;
       kg::mbar_wait(full_bar + stage * 8, (it / kStages) & 1);
-      const uint32_t a_tile = ring + stage * kStageBytes + consumer * 64 * 128;
+      const uint32_t a_tile = ring + stage * kStageBytes + consumer * 64 * kARowBytes;
       const uint32_t b_tile = ring + stage * kStageBytes + kABytes;
       kg::wgmma_fence();
 #pragma unroll
       for (int k16 = 0; k16 < kTileK / 16; ++k16) {
-        const uint64_t desc_a = kg::make_desc(a_tile + k16 * 32, 16, 1024);
+        const uint64_t desc_a = kg::make_desc(a_tile + k16 * 32, 16, 8 * kARowBytes, kASwizzleMode);
         const uint64_t desc_b = kg::make_desc(b_tile + k16 * 16 * 128, kBBoxBytes, 1024);
         kg::Wgmma<T, kTileN>::run(acc, desc_a, desc_b);
       }
@@ -289,12 +302,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// 2-D row-major [rows][cols] map with 128-byte swizzle and a box of box_rows x box_cols.
+// 2-D row-major [rows][cols] map with 128-byte swizzle (or `swizzle`) and a box of box_rows x box_cols.
 bool encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint64_t rows, uint64_t cols,
-               uint32_t box_rows, uint32_t box_cols) {
+               uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   const uint64_t dims[2] = {cols, rows};
   const uint32_t box[2] = {box_cols, box_rows};
-  return kg::encode_tiled(map, type, base, 2, dims, box);
+  return kg::encode_tiled(map, type, base, 2, dims, box, swizzle);
 }
 
 template <typename T>
@@ -303,7 +316,8 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
   CUtensorMap a_map;
   CUtensorMap b_map;
   const uint64_t a_rows = static_cast<uint64_t>(m) * topk;  // (m / bm) * topk blocks of bm rows
-  if (!encode_2d(&a_map, type, a_values, a_rows, bk, kARows, kTileK) ||
+  if (!encode_2d(&a_map, type, a_values, a_rows, bk, kARows, kTileK,
+                 kTileK == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B) ||
       !encode_2d(&b_map, type, b, k, n, kTileK, kBoxN)) {
     return cudaErrorInvalidValue;
   }

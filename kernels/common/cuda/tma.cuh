@@ -183,7 +183,7 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 // read in boxes of box[0..rank) elements with the 128-byte swizzle wgmma descriptors
 // describe; box[0] * 2 must be at most 128. Out-of-range elements of a box read as zero.
 inline bool encode_tiled(CUtensorMap* map, CUtensorMapDataType type, const void* base, int rank, const uint64_t* dims,
-                         const uint32_t* box) {
+                         const uint32_t* box, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_fn();
   if (encode == nullptr || rank < 1 || rank > 5) return false;
   cuuint64_t sizes[5];
@@ -199,7 +199,7 @@ inline bool encode_tiled(CUtensorMap* map, CUtensorMapDataType type, const void*
     if (i + 1 < rank) strides[i] = stride;
   }
   return encode(map, type, rank, const_cast<void*>(base), sizes, strides, boxes, element_strides,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 

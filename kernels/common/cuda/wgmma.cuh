@@ -9,14 +9,15 @@
 
 namespace kg {
 
-// wgmma shared-memory matrix descriptor, 128-byte swizzle. For the K-major A, sbo is the
-// distance between 8-row groups; for the N-major B, lbo is the distance between 64-column
-// swizzle atoms and sbo the distance between 8-row (k) groups.
-__device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+// wgmma shared-memory matrix descriptor, 128-byte swizzle (or, by swizzle_mode, 64 or 32). For
+// the K-major A, sbo is the distance between 8-row groups; for the N-major B, lbo is the
+// distance between 64-column swizzle atoms and sbo the distance between 8-row (k) groups.
+__device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes,
+                                              uint32_t swizzle_mode = 1) {
   uint64_t desc = (smem_addr & 0x3FFFF) >> 4;
   desc |= static_cast<uint64_t>((lbo_bytes & 0x3FFFF) >> 4) << 16;
   desc |= static_cast<uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32;
-  desc |= static_cast<uint64_t>(1) << 62;
+  desc |= static_cast<uint64_t>(swizzle_mode) << 62;  // 1: 128-byte swizzle, 2: 64-byte, 3: 32-byte
   return desc;
 }
 
