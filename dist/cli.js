@@ -35891,7 +35891,7 @@ var results_schema_default = {
         library_sha256: {
           type: "string",
           pattern: "^[0-9a-f]{64}$",
-          description: "SHA-256 of the built shared library's bytes (device code and the host code that launches it): a variant whose library is byte-identical in base and head has identical build outputs (docs/judging.md, identity before timing)"
+          description: "SHA-256 of the built shared library's loaded sections (device code, the host code that launches it, its data), with nvcc's per-translation-unit hash in anonymous-namespace names blanked (src/measure/build/fingerprint.ts): a variant whose libraries agree in base and head has identical build outputs (docs/judging.md, identity before timing)"
         },
         duration_s: { type: "number", minimum: 0 },
         archs: {
@@ -44719,7 +44719,7 @@ function parseTemplate(template, tags) {
   if (!template)
     return [];
   var lineHasNonSpace = false;
-  var sections = [];
+  var sections2 = [];
   var tokens = [];
   var spaces = [];
   var hasTag = false;
@@ -44800,9 +44800,9 @@ function parseTemplate(template, tags) {
     tagIndex++;
     tokens.push(token);
     if (type === "#" || type === "^") {
-      sections.push(token);
+      sections2.push(token);
     } else if (type === "/") {
-      openSection = sections.pop();
+      openSection = sections2.pop();
       if (!openSection)
         throw new Error('Unopened section "' + value + '" at ' + start);
       if (openSection[1] !== value)
@@ -44814,7 +44814,7 @@ function parseTemplate(template, tags) {
     }
   }
   stripSpace();
-  openSection = sections.pop();
+  openSection = sections2.pop();
   if (openSection)
     throw new Error('Unclosed section "' + openSection[1] + '" at ' + scanner.pos);
   return nestTokens(squashTokens(tokens));
@@ -44839,7 +44839,7 @@ function squashTokens(tokens) {
 function nestTokens(tokens) {
   var nestedTokens = [];
   var collector = nestedTokens;
-  var sections = [];
+  var sections2 = [];
   var token, section;
   for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
     token = tokens[i];
@@ -44847,13 +44847,13 @@ function nestTokens(tokens) {
       case "#":
       case "^":
         collector.push(token);
-        sections.push(token);
+        sections2.push(token);
         collector = token[4] = [];
         break;
       case "/":
-        section = sections.pop();
+        section = sections2.pop();
         section[5] = token[2];
-        collector = sections.length > 0 ? sections[sections.length - 1][4] : nestedTokens;
+        collector = sections2.length > 0 ? sections2[sections2.length - 1][4] : nestedTokens;
         break;
       default:
         collector.push(token);
@@ -46136,9 +46136,9 @@ function confirmWords(cases2) {
     words.push("not confirmed: the second pair of worker processes could not measure it, and why");
   return words;
 }
-function changedLegend(input, sections) {
-  const cases2 = sections.flatMap((s) => s.cases);
-  if (!cases2.length && !sections.some((s) => s.tails.length)) return void 0;
+function changedLegend(input, sections2) {
+  const cases2 = sections2.flatMap((s) => s.cases);
+  if (!cases2.length && !sections2.some((s) => s.tails.length)) return void 0;
   const compare2 = input.config.compare;
   const raised = cases2.some(
     (c) => c.ratio !== void 0 && c.thresholdPct !== (c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct)
@@ -46163,7 +46163,7 @@ function changedLegend(input, sections) {
   for (const v of Object.keys(VERDICT_WORDS)) {
     if (cases2.some((c) => c.perf === v)) parts.push(VERDICT_WORDS[v]);
   }
-  if (sections.some((s) => s.tails.length)) {
+  if (sections2.some((s) => s.tails.length)) {
     parts.push(
       `under ${TAIL_MS} ms (launch-bound): head and base both take less; counted below the table, not listed`
     );
@@ -47852,7 +47852,7 @@ async function demangle(exec2, names) {
 }
 
 // src/measure/build/variant.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 import { mkdir as mkdir2, readFile as readFile2, rename as rename2, rm as rm2, writeFile } from "node:fs/promises";
 import path6 from "node:path";
 
@@ -48095,6 +48095,58 @@ async function missReason(variantDir, hash, inputs) {
   return `${changes.join("; ")} (newest entry ${newest.hash})`;
 }
 
+// src/measure/build/fingerprint.ts
+import { createHash as createHash2 } from "node:crypto";
+var ANONYMOUS_NAMESPACE = /_GLOBAL__N__[0-9a-f]{8}_/g;
+var BLANKED = "_GLOBAL__N__00000000_";
+var SHF_ALLOC = 0x2n;
+var SHT_NOBITS = 8;
+var NOT_CODE = /* @__PURE__ */ new Set([".note.gnu.build-id"]);
+function sections(bytes) {
+  if (bytes.length < 64 || bytes.readUInt32BE(0) !== 2135247942) return void 0;
+  if (bytes[4] !== 2 || bytes[5] !== 1) return void 0;
+  const shoff = Number(bytes.readBigUInt64LE(40));
+  const shentsize = bytes.readUInt16LE(58);
+  const shnum = bytes.readUInt16LE(60);
+  const shstrndx = bytes.readUInt16LE(62);
+  if (shentsize < 64 || shnum === 0 || shstrndx >= shnum) return void 0;
+  if (shoff + shnum * shentsize > bytes.length) return void 0;
+  const raw = Array.from({ length: shnum }, (_, i) => {
+    const at = shoff + i * shentsize;
+    return {
+      nameAt: bytes.readUInt32LE(at),
+      type: bytes.readUInt32LE(at + 4),
+      flags: bytes.readBigUInt64LE(at + 8),
+      offset: Number(bytes.readBigUInt64LE(at + 24)),
+      size: Number(bytes.readBigUInt64LE(at + 32))
+    };
+  });
+  const names = raw[shstrndx];
+  if (names.offset + names.size > bytes.length) return void 0;
+  const out = [];
+  for (const s of raw) {
+    if (s.type !== SHT_NOBITS && s.offset + s.size > bytes.length) return void 0;
+    const start = names.offset + s.nameAt;
+    const end = bytes.indexOf(0, start);
+    if (start >= names.offset + names.size || end < 0) return void 0;
+    out.push({ ...s, name: bytes.toString("latin1", start, end) });
+  }
+  return out;
+}
+function libraryFingerprint(bytes) {
+  const hash = createHash2("sha256");
+  const found = sections(bytes);
+  if (found === void 0) return hash.update(bytes).digest("hex");
+  for (const s of found) {
+    if ((s.flags & SHF_ALLOC) === 0n || NOT_CODE.has(s.name)) continue;
+    hash.update(`${s.name}\0${s.type}\0${s.size}\0`);
+    if (s.type === SHT_NOBITS) continue;
+    const text2 = bytes.toString("latin1", s.offset, s.offset + s.size);
+    hash.update(Buffer.from(text2.replace(ANONYMOUS_NAMESPACE, BLANKED), "latin1"));
+  }
+  return hash.digest("hex");
+}
+
 // src/measure/build/variant.ts
 var BuildFailure = class extends Error {
   constructor(message, logText = "") {
@@ -48155,7 +48207,7 @@ async function cacheEntry(job) {
     toolkit: ctx.nvcc?.version ?? null,
     files: {}
   };
-  const hasher = createHash2("sha256");
+  const hasher = createHash3("sha256");
   hasher.update(
     JSON.stringify({
       format: inputs.format,
@@ -48171,7 +48223,7 @@ async function cacheEntry(job) {
     const bytes = await readFile2(file);
     hasher.update(`\0${path6.relative(kernelDir, file)}\0`);
     hasher.update(bytes);
-    inputs.files[path6.relative(kernelDir, file)] = createHash2("sha256").update(bytes).digest("hex");
+    inputs.files[path6.relative(kernelDir, file)] = createHash3("sha256").update(bytes).digest("hex");
   }
   const hash = hasher.digest("hex").slice(0, HASH_CHARS);
   const outDir = path6.join(ctx.cacheDir, target2.kernel, variant, hash);
@@ -48360,7 +48412,7 @@ async function buildVariant(target2, variant, build2, ctx) {
     const { stored, cached } = await builtOrCached(job, started);
     const record = checked(job, stored, cached, started);
     if (record.library !== void 0)
-      record.library_sha256 = createHash2("sha256").update(await readFile2(record.library)).digest("hex");
+      record.library_sha256 = libraryFingerprint(await readFile2(record.library));
     return record;
   } catch (error) {
     if (error instanceof BuildFailure) return failedRecord(job, error, started);
@@ -53998,7 +54050,7 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { createHash as createHash3 } from "node:crypto";
+import { createHash as createHash4 } from "node:crypto";
 import {
   appendFileSync,
   existsSync as existsSync13,
@@ -54076,7 +54128,7 @@ async function runHarness(options, log, run2 = streamingExec) {
 function checkResults(harness, path9) {
   const bytes = readFileSync11(path9);
   const text2 = bytes.toString("utf8");
-  const actual = createHash3("sha256").update(bytes).digest("hex");
+  const actual = createHash4("sha256").update(bytes).digest("hex");
   const [digest, ...more] = harness.digests;
   if (digest === void 0) {
     return {
@@ -54101,7 +54153,7 @@ function checkResults(harness, path9) {
 
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash5 } from "node:crypto";
 import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync13, statSync as statSync9, writeFileSync as writeFileSync6 } from "node:fs";
 import { isAbsolute as isAbsolute6, join as join24, relative as relative12 } from "node:path";
 
@@ -54267,7 +54319,7 @@ function closureOf(root, start, unresolved) {
 
 // src/measure/identity.ts
 var IDENTICAL_REASON = "identical build and sources";
-var sha256 = (data) => createHash4("sha256").update(data).digest("hex");
+var sha256 = (data) => createHash5("sha256").update(data).digest("hex");
 function canonicalJson(value) {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
@@ -54296,7 +54348,7 @@ function harnessVersion(harnessRoot) {
     join24(python, "kernelgate_launch.py")
   ].filter((f) => existsSync15(f));
   if (files.length === 0) return "absent";
-  const h = createHash4("sha256");
+  const h = createHash5("sha256");
   for (const f of files) h.update(`\0${relative12(python, f)}\0`).update(readFileSync13(f));
   return h.digest("hex");
 }

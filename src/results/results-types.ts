@@ -316,7 +316,7 @@ export interface BuildRecord {
    */
   library?: string;
   /**
-   * SHA-256 of the built shared library's bytes (device code and the host code that launches it): a variant whose library is byte-identical in base and head has identical build outputs (docs/judging.md, identity before timing)
+   * SHA-256 of the built shared library's loaded sections (device code, the host code that launches it, its data), with nvcc's per-translation-unit hash in anonymous-namespace names blanked (src/measure/build/fingerprint.ts): a variant whose libraries agree in base and head has identical build outputs (docs/judging.md, identity before timing)
    */
   library_sha256?: string;
   duration_s?: number;

@@ -2,6 +2,7 @@
 // resources, SASS census) against the manifest's expectations. Its only door.
 export { buildKernels } from './build.js';
 export { checkExpectations } from './expectations.js';
+export { libraryFingerprint } from './fingerprint.js';
 export {
   parsePtxasInfo,
   parsePtxasPerformanceNotes,

@@ -16,6 +16,7 @@ import {
   type StoredBuild,
 } from './cache.js';
 import { checkExpectations, compiledFromGenericPtx } from './expectations.js';
+import { libraryFingerprint } from './fingerprint.js';
 import {
   parsePtxasInfo,
   parsePtxasPerformanceNotes,
@@ -381,11 +382,10 @@ export async function buildVariant(
     await prepare(job);
     const { stored, cached } = await builtOrCached(job, started);
     const record = checked(job, stored, cached, started);
-    // The library's bytes, device and host code: base and head built alike (docs/judging.md).
+    // The library's loaded sections, device and host code: base and head built alike
+    // (docs/judging.md, libraryFingerprint).
     if (record.library !== undefined)
-      record.library_sha256 = createHash('sha256')
-        .update(await readFile(record.library))
-        .digest('hex');
+      record.library_sha256 = libraryFingerprint(await readFile(record.library));
     return record;
   } catch (error) {
     if (error instanceof BuildFailure) return failedRecord(job, error, started);
