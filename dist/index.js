@@ -43015,7 +43015,7 @@ function maxima(record) {
   }
   return out;
 }
-var fnKey = (f) => `${f.name}\0${f.arch ?? ""}`;
+var fnKey = (f) => `${f.name.replace(/_GLOBAL__N__[0-9a-f]{8}_/g, "_GLOBAL__N__")}\0${f.arch ?? ""}`;
 function resourceChanges(base, head) {
   const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));
   const after = new Map((head.functions ?? []).map((f) => [fnKey(f), f]));
@@ -43023,13 +43023,14 @@ function resourceChanges(base, head) {
   const out = [];
   for (const r of RESOURCES) {
     for (const key of keys) {
-      const [name, arch2] = key.split("\0");
+      const fn = after.get(key) ?? before.get(key);
+      const arch2 = fn.arch;
       const from = valueOf(before.get(key), r);
       const to = valueOf(after.get(key), r);
       if (from === to) continue;
       out.push({
         resource: r,
-        function: name,
+        function: fn.name,
         ...arch2 ? { arch: arch2 } : {},
         ...from !== void 0 ? { from } : {},
         ...to !== void 0 ? { to } : {}

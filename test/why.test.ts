@@ -90,6 +90,23 @@ describe('the cause named from the build, base against head', () => {
     expect(only(doc, cudaSlower(doc), FA2)[0]!.cause).toBe('spills 0 → 8 bytes');
   });
 
+  it("a function renamed only by nvcc's translation-unit hash is the same function (TEST INPUT: the head renamed, one more register)", () => {
+    // A helper added to a shared header changes the hash in every anonymous-namespace name of the
+    // kernels that include it (H100 run 133): compared by name, each function read "absent" on
+    // one side and new on the other.
+    const doc = recorded();
+    const fns = record(doc.builds, FA2).functions!;
+    const before = fns[0]!.name;
+    expect(before).toMatch(/^_ZN38_GLOBAL__N__3cb9ee6e_6_fa2_cu_/);
+    for (const f of fns) f.name = f.name.replace('3cb9ee6e', '0badc0de');
+    fns[0]!.registers = 255;
+    const [w] = only(doc, cudaSlower(doc), FA2);
+    expect(w!.build.resources).toEqual([
+      { resource: 'registers', function: fns[0]!.name, arch: 'sm_90a', from: 253, to: 255 },
+    ]);
+    expect(w!.cause).toBe('registers 254 → 255');
+  });
+
   it('the SASS census when no resource moved (TEST INPUT: local loads in the head census)', () => {
     const doc = recorded();
     record(doc.builds, FA2).sass_census!.LDL = 24;

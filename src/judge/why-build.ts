@@ -97,7 +97,14 @@ function maxima(record: BuildRecord): BuildMaxima {
   return out;
 }
 
-const fnKey = (f: Fn) => `${f.name}\u0000${f.arch ?? ''}`;
+/**
+ * A function's identity across base and head: its name with the hash nvcc puts in
+ * anonymous-namespace names blanked (it follows the whole translation unit, so a shared header's
+ * new helper renames every kernel that includes it: H100 run 133 listed each such kernel twice,
+ * "absent" on one side), and its target.
+ */
+const fnKey = (f: Fn) =>
+  `${f.name.replace(/_GLOBAL__N__[0-9a-f]{8}_/g, '_GLOBAL__N__')}\u0000${f.arch ?? ''}`;
 
 function resourceChanges(base: BuildRecord, head: BuildRecord): ResourceChange[] {
   const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));
@@ -106,13 +113,14 @@ function resourceChanges(base: BuildRecord, head: BuildRecord): ResourceChange[]
   const out: ResourceChange[] = [];
   for (const r of RESOURCES) {
     for (const key of keys) {
-      const [name, arch] = key.split('\u0000') as [string, string];
+      const fn = (after.get(key) ?? before.get(key)) as Fn; // named as the head built it
+      const arch = fn.arch;
       const from = valueOf(before.get(key), r);
       const to = valueOf(after.get(key), r);
       if (from === to) continue;
       out.push({
         resource: r,
-        function: name,
+        function: fn.name,
         ...(arch ? { arch } : {}),
         ...(from !== undefined ? { from } : {}),
         ...(to !== undefined ? { to } : {}),
