@@ -304,3 +304,49 @@ def test_the_recorded_h100_run_of_the_32_wide_k_step_and_the_cluster_against_non
             assert 0.975 < g["c1"] < 0.986
     with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
         assert "#define KG_BSR_TILE_K 64\n" in f.read()
+
+
+def test_the_recorded_h100_run_of_four_ctas_a_cluster_and_the_ncu_profile_beside_cublas():
+    """Run 135 (NVIDIA H100 80GB HBM3 serial 1652724067173, 2026-11-27, the fourteenth session).
+    Timed: clusters of four (c4) 0.87-0.88x the default's two, one staged box at a time (t1) within
+    1.5 %. Then Nsight Compute on the fp16 cases (`ncu --nvtx --nvtx-include kgprof/ --section
+    SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section
+    SchedulerStats --section WarpStateStats --section Occupancy --section LaunchStats --section
+    InstructionStats ... scripts/bsr-experiment.py --build base= --dtype fp16 --profile`): at 8192^3
+    cuBLAS runs nvjet_sm90_hsh_320x128_64x3_1x2 (320 x 128 tiles, clusters of two) with the L2 52 %
+    and DRAM 27 % busy; ours keeps the L2 79 % and DRAM 60 % busy. By the tiles' arithmetic (not a
+    counter) a CTA of ours reads 40 KB from the L2 per 4.2 MFLOP (A halved by the multicast), one
+    of cuBLAS's 36 KB per 5.2 MFLOP: 1.4 times the bytes per FLOP, the block's 128 rows capping the
+    tile; and our A blocks come again from DRAM (L2 hit rate 67 %)."""
+    import csv
+    import gzip
+    import io
+
+    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run135", "bsr.json.gz")) as f:
+        doc = json.load(f)
+    assert doc["gpu"]["serial"] == "1652724067173" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == ["base", "base2", "c4", "t1"]
+    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    for case in doc["cases"]:
+        if case["params"]["M"] == 8192:
+            t = case["timing"]
+            g = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
+            assert abs(g["base2"] - 1) < 0.01 and 0.87 < g["c4"] < 0.88 and 0.985 < g["t1"] < 0.997
+
+    path = os.path.join(REPO, "test", "fixtures", "recorded", "ncu-bsr-h100-run135", "prof.csv.gz")
+    with gzip.open(path, "rt") as f:
+        rows = list(csv.DictReader(io.StringIO(f.read())))
+    names, metric = {}, {}
+    for r in rows:
+        names[r["ID"]] = r["Kernel Name"]
+        metric[(r["ID"], r["Metric Name"])] = r["Metric Value"]
+    ids = sorted(names, key=int)
+    # the headline case first: ours, then cuBLAS's kernel
+    ours, theirs = ids[0], ids[1]
+    assert "bsr_wgmma_ws_kernel<__half>" in names[ours] and names[theirs].startswith("nvjet_sm90_hsh_320x128_64x3_1x2")
+    pct = lambda i, m: float(metric[(i, m)])  # noqa: E731
+    assert (pct(ours, "L2 Cache Throughput"), pct(theirs, "L2 Cache Throughput")) == (78.93, 52.37)
+    assert (pct(ours, "DRAM Throughput"), pct(theirs, "DRAM Throughput")) == (60.49, 26.81)
+    assert (pct(ours, "L2 Hit Rate"), pct(theirs, "L2 Hit Rate")) == (66.53, 71.15)
+    assert metric[(ours, "Cluster Size")] == metric[(theirs, "Cluster Size")] == "2"
+    assert metric[(ours, "Registers Per Thread")] == "159"
