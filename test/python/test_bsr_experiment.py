@@ -350,3 +350,28 @@ def test_the_recorded_h100_run_of_four_ctas_a_cluster_and_the_ncu_profile_beside
     assert (pct(ours, "L2 Hit Rate"), pct(theirs, "L2 Hit Rate")) == (66.53, 71.15)
     assert metric[(ours, "Cluster Size")] == metric[(theirs, "Cluster Size")] == "2"
     assert metric[(ours, "Registers Per Thread")] == "159"
+
+
+def test_the_recorded_h100_run_of_the_l2_cache_hints():
+    """Run 136 (NVIDIA H100 80GB HBM3 serial 1752624001829, 2026-11-27, the fourteenth session):
+    KG_BSR_L2_HINT. B's rows evict_first with A's evict_last (h1) 0.76-0.78x: B's rows are read
+    again by the other block rows of their wave, so the L2 must keep them. A's alone evict_last
+    (h2) 1.016x (fp16) and 0.997x (bf16), where base and base2 were 0.2-0.5 % apart: no clear gain,
+    so the hint stays off."""
+    import gzip
+
+    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run136", "bsr.json.gz")) as f:
+        doc = json.load(f)
+    assert doc["gpu"]["serial"] == "1752624001829" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == ["base", "base2", "h1", "h2"]
+    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    gains = []
+    for case in doc["cases"]:
+        if case["params"]["M"] == 8192:
+            t = case["timing"]
+            g = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
+            assert abs(g["base2"] - 1) < 0.006 and 0.75 < g["h1"] < 0.78
+            gains.append(round(g["h2"], 3))
+    assert gains == [1.016, 0.997]
+    with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
+        assert "#define KG_BSR_L2_HINT 0\n" in f.read()
