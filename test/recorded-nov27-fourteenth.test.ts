@@ -61,3 +61,50 @@ describe('one H100, serial 1652824030321', () => {
     expect(doc.cases.filter((c) => c.status !== 'ok' && c.status !== 'skipped')).toEqual([]);
   });
 });
+
+// The same session's second machine (NVIDIA H100 80GB HBM3, serial 1752524022537), tree of b7f9649
+// (the key loop unrolled by two tiles at D64 without the mask, KG_FA_UNROLL_KEYS_D64 2):
+//   run 138: a push (cold)
+//   run 139: the next call: gpu-e2e.sh patch-pr with that default's patch
+//            (patch-pr-h100-run139/change.patch)
+describe('one H100, serial 1752524022537', () => {
+  it('run 138, the push: every variant passes; D64 past 1.10x SDPA default in both dtypes', () => {
+    expectPush('push-h100-run138', '1752524022537', {
+      ratios: [1.028, 1.054, 1.103, 1.073, 1.058, 1.079, 1.14, 1.076],
+      bsr: [0.821, 0.846],
+      wall: 364,
+    });
+    // the balanced rounds' A/A: the one cuDNN kernel under two names within 1.6 % on all eight
+    const doc = loadGz('push-h100-run138');
+    const ms = (variant: string, id: string) =>
+      doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
+    const aa = doc.cases
+      .filter((c) => c.variant === 'sdpa_default' && c.case.includes('S=4096'))
+      .map((c) => ms('sdpa_cudnn', c.case) / ms('sdpa_default', c.case));
+    expect(aa).toHaveLength(8);
+    expect(Math.max(...aa.map((x) => Math.abs(x - 1)))).toBeCloseTo(0.016, 3);
+  });
+
+  it('run 139, the pull request that unrolls the D64 key loop: FASTER at D64 without the mask, nothing else timed', () => {
+    const { doc, j, log } = expectPatchPr(
+      'patch-pr-h100-run139',
+      '1752524022537',
+      [0, 2, 214, 0],
+      77.5,
+    );
+    expect(j.cases.filter((c) => c.perf === 'FASTER').map((c) => c.caseId)).toEqual([
+      'dtype=fp16,B=16,H=96,S=4096,D=64,causal=false',
+      'dtype=bf16,B=16,H=96,S=4096,D=64,causal=false',
+    ]);
+    expect(log).toContain(
+      'kernelgate: identity: attention/cuda_fa_wgmma is timed: sources differ: kernels/attention/cuda/fa_wgmma.cu (its own)',
+    );
+    const timed = doc.cases.filter((c) => c.status === 'ok' && c.timing);
+    expect(new Set(timed.map((c) => c.variant))).toEqual(
+      new Set(['cuda_fa_wgmma', 'sdpa_default']),
+    );
+    expect(gzText('patch-pr-h100-run139', 'report.md.gz')).toContain(
+      '- 🟢 **attention/cuda\\_fa\\_wgmma** FASTER on 2 cases, up to −1.5 %: SASS HGMMA 236 → 284',
+    );
+  });
+});
