@@ -27,6 +27,21 @@ def run(*args):
     return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=900)
 
 
+def recorded(run):
+    """The JSON of a recorded H100 run of this script (test/fixtures/recorded/bsr-experiment-h100-run<run>/)."""
+    import gzip
+
+    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", f"bsr-experiment-h100-run{run}", "bsr.json.gz")) as f:
+        return json.load(f)
+
+
+def big_gains(doc):
+    """{build: base's median over the build's} on each 8192^3 case (fp16, then bf16)."""
+    big = [c for c in doc["cases"] if c["params"]["M"] == 8192]
+    assert [c["params"]["dtype"] for c in big] == ["fp16", "bf16"]
+    return [{n: c["timing"]["base"]["median_ms"] / v["median_ms"] for n, v in c["timing"].items()} for c in big]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -163,10 +178,7 @@ def test_the_recorded_h100_run_of_the_grouped_tile_order():
     KG_BSR_GROUP_ROWS stays 0. The script read cuBLAS at 1.66-1.72 ms there (the harness's push on
     the same machine minutes before: 1.33-1.34 ms), so its per-useful-FLOP ratios (0.78-0.80x) are
     the script's, not the harness's (0.64x)."""
-    import gzip
-
-    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run97", "bsr.json.gz")) as f:
-        doc = json.load(f)
+    doc = recorded(97)
     assert doc["gpu"]["serial"] == "1753024038151" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == ["base", "g32", "g16", "g8"]
     assert len(doc["cases"]) == 7
@@ -192,10 +204,7 @@ def test_the_recorded_h100_run_with_a_control_build_and_the_sm_clock_per_burst()
     harness: its bursts ran at a median 1485-1545 MHz (the power cap, bursts back to back), where
     the harness's samples of the same push day read 1635-1965 MHz, and cuBLAS, bound by the tensor
     cores, slows with the clock while our BSR kernel barely does."""
-    import gzip
-
-    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run109", "bsr.json.gz")) as f:
-        doc = json.load(f)
+    doc = recorded(109)
     assert doc["gpu"]["serial"] == "1753024018543" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == ["base", "base2", "g32"]
     assert len(doc["cases"]) == 7
@@ -221,14 +230,9 @@ def test_the_recorded_h100_runs_of_the_cluster_multicast_of_a():
     CTAs 1.003x and 1.007x (within the 0.4-0.5 % between base and base2), 4 CTAs 0.88-0.89x. A's
     L2 traffic is not what holds the kernel at 0.65x of cuBLAS per useful FLOP. Every build passed
     on every shape."""
-    import gzip
-
-    def load(run):
-        with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", f"bsr-experiment-h100-run{run}", "bsr.json.gz")) as f:
-            return json.load(f)
 
     for run, serial, mc2, mc4 in ((111, "1653923025528", (0.47, 0.49), (0.29, 0.31)), (112, "1653923056951", (1.0, 1.01), (0.88, 0.9))):
-        doc = load(run)
+        doc = recorded(run)
         assert doc["gpu"]["serial"] == serial and doc["failures"] == []
         assert [b["name"] for b in doc["builds"]] == ["base", "base2", "mc2", "mc4"]
         assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
@@ -250,25 +254,14 @@ def test_the_recorded_h100_runs_of_the_tma_store_epilogue_and_the_cluster_now_th
     (t2c2) were 1.6-2.1 % faster than t2, where two builds of t2 differed by 0.2-0.3 % (the st.global
     epilogue had hidden it: runs 111-112). Both are now the defaults. Every build passed on every
     shape, tails included (the TMA stores leave the columns past N out)."""
-    import gzip
-
-    def load(run):
-        with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", f"bsr-experiment-h100-run{run}", "bsr.json.gz")) as f:
-            return json.load(f)
-
-    def gains(doc):
-        """{build: base's median over the build's} on each 8192^3 case (fp16, bf16)."""
-        big = [c["timing"] for c in doc["cases"] if c["params"]["M"] == 8192]
-        assert [c["params"]["dtype"] for c in doc["cases"] if c["params"]["M"] == 8192] == ["fp16", "bf16"]
-        return [{n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()} for t in big]
 
     for run, builds in ((130, ["base", "base2", "s3", "t1", "t2", "t4"]), (131, ["base", "t2", "t2b", "t1", "t2c2", "t2g32", "t2g16"])):
-        doc = load(run)
+        doc = recorded(run)
         assert doc["gpu"]["serial"] == "1752624012251" and doc["failures"] == []
         assert [b["name"] for b in doc["builds"]] == builds
         assert len(doc["cases"]) == 7
         assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
-        for g in gains(doc):
+        for g in big_gains(doc):
             assert 1.18 < g["t2"] < 1.23 and abs(g["t1"] / g["t2"] - 1) < 0.01
             if run == 130:
                 assert abs(g["base2"] - 1) < 0.016 and 1.12 < g["t4"] < 1.14 and 0.93 < g["s3"] < 0.95
@@ -287,21 +280,15 @@ def test_the_recorded_h100_run_of_the_32_wide_k_step_and_the_cluster_against_non
     groups) 0.73-0.74x and with six 0.64-0.65x, so KG_BSR_TILE_K stays 64: two wgmmas a group and
     twice the barrier waits cost more than the deeper prefetch gives. No cluster (c1) 1.5-2.2 %
     slower than the default's clusters of two, as run 131 read."""
-    import gzip
-
-    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run134", "bsr.json.gz")) as f:
-        doc = json.load(f)
+    doc = recorded(134)
     assert doc["gpu"]["serial"] == "1752624017843" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == ["base", "base2", "k32", "k32s6", "c1"]
     assert len(doc["cases"]) == 7
     assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
-    for case in doc["cases"]:
-        if case["params"]["M"] == 8192:
-            t = case["timing"]
-            g = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
-            assert abs(g["base2"] - 1) < 0.008
-            assert 0.73 < g["k32"] < 0.745 and 0.635 < g["k32s6"] < 0.655
-            assert 0.975 < g["c1"] < 0.986
+    for g in big_gains(doc):
+        assert abs(g["base2"] - 1) < 0.008
+        assert 0.73 < g["k32"] < 0.745 and 0.635 < g["k32s6"] < 0.655
+        assert 0.975 < g["c1"] < 0.986
     with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
         assert "#define KG_BSR_TILE_K 64\n" in f.read()
 
@@ -322,16 +309,12 @@ def test_the_recorded_h100_run_of_four_ctas_a_cluster_and_the_ncu_profile_beside
     import gzip
     import io
 
-    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run135", "bsr.json.gz")) as f:
-        doc = json.load(f)
+    doc = recorded(135)
     assert doc["gpu"]["serial"] == "1652724067173" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == ["base", "base2", "c4", "t1"]
     assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
-    for case in doc["cases"]:
-        if case["params"]["M"] == 8192:
-            t = case["timing"]
-            g = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
-            assert abs(g["base2"] - 1) < 0.01 and 0.87 < g["c4"] < 0.88 and 0.985 < g["t1"] < 0.997
+    for g in big_gains(doc):
+        assert abs(g["base2"] - 1) < 0.01 and 0.87 < g["c4"] < 0.88 and 0.985 < g["t1"] < 0.997
 
     path = os.path.join(REPO, "test", "fixtures", "recorded", "ncu-bsr-h100-run135", "prof.csv.gz")
     with gzip.open(path, "rt") as f:
@@ -358,20 +341,12 @@ def test_the_recorded_h100_run_of_the_l2_cache_hints():
     again by the other block rows of their wave, so the L2 must keep them. A's alone evict_last
     (h2) 1.016x (fp16) and 0.997x (bf16), where base and base2 were 0.2-0.5 % apart: no clear gain,
     so the hint stays off."""
-    import gzip
-
-    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run136", "bsr.json.gz")) as f:
-        doc = json.load(f)
+    doc = recorded(136)
     assert doc["gpu"]["serial"] == "1752624001829" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == ["base", "base2", "h1", "h2"]
     assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
-    gains = []
-    for case in doc["cases"]:
-        if case["params"]["M"] == 8192:
-            t = case["timing"]
-            g = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
-            assert abs(g["base2"] - 1) < 0.006 and 0.75 < g["h1"] < 0.78
-            gains.append(round(g["h2"], 3))
-    assert gains == [1.016, 0.997]
+    g = big_gains(doc)
+    assert all(abs(x["base2"] - 1) < 0.006 and 0.75 < x["h1"] < 0.78 for x in g)
+    assert [round(x["h2"], 3) for x in g] == [1.016, 0.997]
     with open(os.path.join(REPO, "kernels", "bsr_gemm", "cuda", "bsr_wgmma_ws.cu")) as f:
         assert "#define KG_BSR_L2_HINT 0\n" in f.read()
