@@ -96,7 +96,7 @@ def test_the_rounds_orders_are_balanced_every_variant_behind_every_other_equally
 
 
 def test_sampling_puts_each_variant_behind_each_other_not_always_behind_the_same():
-    """The order before 2026-11-28 rotated: with four variants d was behind c in every round it did not open."""
+    """Until 2026-11-27 (the fourteenth session) the order rotated: with four variants d was behind c in every round it did not open."""
     s, rounds = sampler({v: (lambda r: 1.0) for v in "abcd"})
     b = Group(list("abcd"))
     s.sample_until_stopped(b, list("abcd"))
