@@ -35252,6 +35252,11 @@ function formatRatioPct(ratio) {
   return `${sign}${Math.abs(pct2).toFixed(1)} %`;
 }
 
+// src/lib/nvcc-names.ts
+function blankAnonymousNamespaces(text2) {
+  return text2.replace(/_GLOBAL__N__[0-9a-f]{8}_/g, "_GLOBAL__N__00000000_");
+}
+
 // src/lib/stats.ts
 function quantileSorted(sorted, q) {
   const n = sorted.length;
@@ -41415,7 +41420,7 @@ function maxima(record) {
   }
   return out;
 }
-var fnKey = (f) => `${f.name.replace(/_GLOBAL__N__[0-9a-f]{8}_/g, "_GLOBAL__N__")}\0${f.arch ?? ""}`;
+var fnKey = (f) => `${blankAnonymousNamespaces(f.name)}\0${f.arch ?? ""}`;
 function resourceChanges(base, head) {
   const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));
   const after = new Map((head.functions ?? []).map((f) => [fnKey(f), f]));
@@ -48098,8 +48103,6 @@ async function missReason(variantDir, hash, inputs) {
 
 // src/measure/build/fingerprint.ts
 import { createHash as createHash2 } from "node:crypto";
-var ANONYMOUS_NAMESPACE = /_GLOBAL__N__[0-9a-f]{8}_/g;
-var BLANKED = "_GLOBAL__N__00000000_";
 var SHF_ALLOC = 0x2n;
 var SHT_NOBITS = 8;
 var NOT_CODE = /* @__PURE__ */ new Set([".note.gnu.build-id"]);
@@ -48143,7 +48146,7 @@ function libraryFingerprint(bytes) {
     hash.update(`${s.name}\0${s.type}\0${s.size}\0`);
     if (s.type === SHT_NOBITS) continue;
     const text2 = bytes.toString("latin1", s.offset, s.offset + s.size);
-    hash.update(Buffer.from(text2.replace(ANONYMOUS_NAMESPACE, BLANKED), "latin1"));
+    hash.update(Buffer.from(blankAnonymousNamespaces(text2), "latin1"));
   }
   return hash.digest("hex");
 }

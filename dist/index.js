@@ -36777,6 +36777,11 @@ function formatRatioPct(ratio) {
   return `${sign}${Math.abs(pct2).toFixed(1)} %`;
 }
 
+// src/lib/nvcc-names.ts
+function blankAnonymousNamespaces(text3) {
+  return text3.replace(/_GLOBAL__N__[0-9a-f]{8}_/g, "_GLOBAL__N__00000000_");
+}
+
 // src/lib/stats.ts
 function quantileSorted(sorted, q) {
   const n = sorted.length;
@@ -43015,7 +43020,7 @@ function maxima(record) {
   }
   return out;
 }
-var fnKey = (f) => `${f.name.replace(/_GLOBAL__N__[0-9a-f]{8}_/g, "_GLOBAL__N__")}\0${f.arch ?? ""}`;
+var fnKey = (f) => `${blankAnonymousNamespaces(f.name)}\0${f.arch ?? ""}`;
 function resourceChanges(base, head) {
   const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));
   const after = new Map((head.functions ?? []).map((f) => [fnKey(f), f]));
@@ -47586,8 +47591,6 @@ async function missReason(variantDir, hash, inputs) {
 
 // src/measure/build/fingerprint.ts
 import { createHash as createHash2 } from "node:crypto";
-var ANONYMOUS_NAMESPACE = /_GLOBAL__N__[0-9a-f]{8}_/g;
-var BLANKED = "_GLOBAL__N__00000000_";
 var SHF_ALLOC = 0x2n;
 var SHT_NOBITS = 8;
 var NOT_CODE = /* @__PURE__ */ new Set([".note.gnu.build-id"]);
@@ -47631,7 +47634,7 @@ function libraryFingerprint(bytes) {
     hash.update(`${s.name}\0${s.type}\0${s.size}\0`);
     if (s.type === SHT_NOBITS) continue;
     const text3 = bytes.toString("latin1", s.offset, s.offset + s.size);
-    hash.update(Buffer.from(text3.replace(ANONYMOUS_NAMESPACE, BLANKED), "latin1"));
+    hash.update(Buffer.from(blankAnonymousNamespaces(text3), "latin1"));
   }
   return hash.digest("hex");
 }

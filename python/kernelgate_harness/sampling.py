@@ -21,14 +21,14 @@ def round_order(names, r):
     every variant follows every other one equally often (each ordered neighbour pair once in n
     rounds for an even n, in 2n rounds for an odd n, whose square is followed by its mirror) and
     takes every place equally often (the first, behind the lead-in, too). A kernel that leaves
-    the GPU cool, or under its power cap, hands the next one a higher clock: rotated rounds,
-    the order until 2026-11-27 (the fourteenth session), kept every variant behind the same predecessor, and on three
-    H100 pushes (runs 117, 124, 128) sdpa_cudnn and sdpa_default, the same cuDNN kernel, read up
-    to 6.7 % apart; the first push in this order (run 132) read seven of the eight headline cases
-    within 1.4 % (test/python/test_sampling_group.py)."""
+    the GPU cool, or under its power cap, hands the next one a higher clock: rotated rounds, the
+    order until 2026-11-27 (the fourteenth session), kept every variant behind the same
+    predecessor, and on three H100 pushes (runs 117, 124, 128) sdpa_cudnn and sdpa_default, the
+    same cuDNN kernel, read up to 6.7 % apart; the first push in this order (run 132) read seven
+    of the eight headline cases within 1.4 % (test/python/test_sampling_group.py)."""
     n = len(names)
-    if n < 3:
-        return names[r % n :] + names[: r % n] if n else []
+    if n == 0:
+        return []
     first, lo, hi = [0], 1, n - 1
     for i in range(1, n):
         if i % 2:

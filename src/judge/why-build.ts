@@ -2,6 +2,7 @@
 // function (registers, static shared memory, stack, spill bytes), the SASS opcode census and the
 // targets, from the build records (results `builds` and `base_builds`, or a stored run's
 // `builds`). Facts only; why.ts names the likeliest cause from them.
+import { blankAnonymousNamespaces } from '../lib/index.js';
 import type { BuildRecord } from '../results/index.js';
 
 /** A resource of ptxas -v, as the report names it. */
@@ -99,12 +100,10 @@ function maxima(record: BuildRecord): BuildMaxima {
 
 /**
  * A function's identity across base and head: its name with the hash nvcc puts in
- * anonymous-namespace names blanked (it follows the whole translation unit, so a shared header's
- * new helper renames every kernel that includes it: H100 run 133 listed each such kernel twice,
- * "absent" on one side), and its target.
+ * anonymous-namespace names blanked (a shared header's new helper renames every kernel that
+ * includes it: H100 run 133 listed each such kernel twice, "absent" on one side), and its target.
  */
-const fnKey = (f: Fn) =>
-  `${f.name.replace(/_GLOBAL__N__[0-9a-f]{8}_/g, '_GLOBAL__N__')}\u0000${f.arch ?? ''}`;
+const fnKey = (f: Fn) => `${blankAnonymousNamespaces(f.name)}\u0000${f.arch ?? ''}`;
 
 function resourceChanges(base: BuildRecord, head: BuildRecord): ResourceChange[] {
   const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));

@@ -71,6 +71,9 @@
 #define KG_FA_PRODUCER_WG 1
 #endif
 // Depth of the K and V rings (tiles of each in flight).
+#ifndef KG_FA_STAGES
+#define KG_FA_STAGES 2
+#endif
 // The key loop unrolled by two tiles (issue 28): the ring's two stages and the phases become
 // constants of each half, 4.5-5.5 % fewer instructions per tile in the SASS (nvcc 13.0, the key
 // loop counted from the ping-pong's BAR.SYNC to its back edge: 814 -> 777 at D128, 606 -> 574 at
@@ -86,9 +89,6 @@
 #endif
 static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROLL_KEYS_D64 == 1 || KG_FA_UNROLL_KEYS_D64 == 2),
               "KG_FA_UNROLL_KEYS, KG_FA_UNROLL_KEYS_D64: 1 or 2");
-#ifndef KG_FA_STAGES
-#define KG_FA_STAGES 2
-#endif
 // Keys per tile of the non-causal D = 128 instances (176, the default, 128, 96, or 192: 2 stages
 // of K and V at 48 KB each, 225 KB of shared memory with Q); every other
 // instance uses 128.
@@ -873,8 +873,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         kSkip ? min(n_tiles, (min(seq_k, m0 + warpgroup * 64 + 64) + kBlockN - 1) / kBlockN) : n_tiles;
     const int last = n_mine - 1;
     // KG_FA_UNROLL_KEYS(_D64): two key tiles per iteration where it pays (1 keeps the loop as
-    // it was, instruction for instruction)
-    // (the measured D64 tile only: 128 keys, P in registers; 192 keys spill more unrolled)
+    // it was, instruction for instruction); D64's only with the tile it was measured on (128 keys,
+    // P in registers: 192 keys spill more unrolled)
     constexpr int kUnrollKeys =
         kD == 64 && !kCausal && kBlockN == 128 && !kPSmem ? KG_FA_UNROLL_KEYS_D64 : KG_FA_UNROLL_KEYS;
 #pragma unroll kUnrollKeys

@@ -196,16 +196,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t bar = full_bar + stage * 8;
         const uint32_t dst = ring + stage * kStageBytes;
         kg::mbar_arrive_expect_tx(bar, kStageBytes);
+        // this CTA's rows of the A tile (all of them without clusters), where they land
+        const uint32_t a_dst = dst + rank * kARows * kARowBytes;
+        const int a_row = a_row0 + t * kTileM + static_cast<int>(rank) * kARows;
+        constexpr uint16_t kAll = (1u << kCluster) - 1;
         if constexpr (kCluster > 1 && KG_BSR_L2_HINT != 0) {
-          kg::tma_load_2d_multicast_hint(dst + rank * kARows * kARowBytes, &a_map, k_in_block,
-                                         a_row0 + t * kTileM + rank * kARows, bar, (1u << kCluster) - 1, keep_a);
+          kg::tma_load_2d_multicast_hint(a_dst, &a_map, k_in_block, a_row, bar, kAll, keep_a);
         } else if constexpr (kCluster > 1) {
-          kg::tma_load_2d_multicast(dst + rank * kARows * kARowBytes, &a_map, k_in_block, a_row0 + t * kTileM + rank * kARows,
-                                    bar, (1u << kCluster) - 1);
+          kg::tma_load_2d_multicast(a_dst, &a_map, k_in_block, a_row, bar, kAll);
         } else if constexpr (KG_BSR_L2_HINT != 0) {
-          kg::tma_load_2d_hint(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar, keep_a);
+          kg::tma_load_2d_hint(a_dst, &a_map, k_in_block, a_row, bar, keep_a);
         } else {
-          kg::tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
+          kg::tma_load_2d(a_dst, &a_map, k_in_block, a_row, bar);
         }
         const int k_row = col_block * bk + k_in_block;
 #pragma unroll

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
+import { blankAnonymousNamespaces } from '../../lib/index.js';
 
-/** nvcc's name for an anonymous namespace: a hash of the whole translation unit in its middle. */
-const ANONYMOUS_NAMESPACE = /_GLOBAL__N__[0-9a-f]{8}_/g;
-const BLANKED = '_GLOBAL__N__00000000_';
 const SHF_ALLOC = 0x2n;
 const SHT_NOBITS = 8;
 /** Loaded, but a hash of the file: it changes with the symbol tables, which are not code. */
@@ -53,10 +51,10 @@ function sections(bytes: Buffer): Section[] | undefined {
  * What identity compares of a CUDA variant's library (docs/judging.md, "build output"): the
  * SHA-256 of the sections the loader maps (host code, the fatbinary that holds the device code,
  * read-only and initialised data, the dynamic symbols), each with its name, and with the hash
- * nvcc puts in anonymous-namespace names blanked. nvcc derives that hash from the whole
- * translation unit, so a header a kernel includes but does not use changes it, and with it the
- * symbol tables and the build ID, none of which runs: on an H100 (run 133, 2026-11-27) a function
- * added to tma.cuh re-timed cuda_fa_wgmma on every case, its SASS and host code unchanged. A
+ * nvcc puts in anonymous-namespace names blanked (blankAnonymousNamespaces). That hash changes
+ * with any header the kernel includes, and with it the symbol tables and the build ID, none of
+ * which runs: on an H100 (run 133, 2026-11-27) a function added to tma.cuh re-timed
+ * cuda_fa_wgmma on every case, its SASS and host code unchanged. A
  * change of any instruction, launch configuration or constant still changes the fingerprint. A
  * file that is not a 64-bit little-endian ELF (or whose headers do not parse) is hashed whole.
  */
@@ -69,7 +67,7 @@ export function libraryFingerprint(bytes: Buffer): string {
     hash.update(`${s.name}\0${s.type}\0${s.size}\0`);
     if (s.type === SHT_NOBITS) continue;
     const text = bytes.toString('latin1', s.offset, s.offset + s.size);
-    hash.update(Buffer.from(text.replace(ANONYMOUS_NAMESPACE, BLANKED), 'latin1'));
+    hash.update(Buffer.from(blankAnonymousNamespaces(text), 'latin1'));
   }
   return hash.digest('hex');
 }
