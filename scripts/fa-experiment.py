@@ -43,6 +43,7 @@ VARIANT = "cuda_fa_wgmma"  # whose build section (sources, flags) and entry the 
 NVCC_ARGS = ["-shared", "-Xcompiler", "-fPIC", "-O3"]
 HEADLINE = {"B": 16, "H": 96, "S": 4096}
 TAILS = ({"B": 2, "H": 3, "S": 1000}, {"B": 2, "H": 3, "S": 77})
+PROBE = {"B": 2, "H": 3}  # --seq's shapes
 AXES = {"dtype": ("fp16", "bf16"), "D": (128, 64), "causal": (False, True)}
 NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 HANG_S = 60  # a call that has not finished after this long is taken for a hang: the run stops
@@ -82,11 +83,18 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="fa-experiment.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--build", action="append", default=[], metavar="NAME=FLAGS", help="a build of fa_wgmma.cu: NAME=-DA=1,-DB=2 (repeatable)")
     p.add_argument("--cases", metavar="KEY=VALUE,...", help="narrow dtype, D, causal, e.g. dtype=fp16,D=128,causal=false")
+    p.add_argument(
+        "--seq",
+        metavar="S,...",
+        help=f"sequence lengths to check and time after the manifest's shapes, at B={PROBE['B']} H={PROBE['H']} (not the "
+        "manifest's cases: a probe of a tile's boundary, e.g. 177,369 for a last key tile of 1 and 17 keys at 176)",
+    )
     add_run_arguments(p, "SDPA")
     args = p.parse_args(argv)
     read_builds(p, args)
     try:
         args.wanted = parse_cases(args.cases) if args.cases else {}
+        args.seqs = parse_seqs(args.seq) if args.seq else ()
     except ValueError as e:
         p.error(str(e))
     return args
@@ -136,14 +144,27 @@ def read_builds(p, args):
         p.error("--out: required unless --dry-run")
 
 
-def select_cases(wanted):
-    """Headline cases first, then the tails, each over the dtype x D x causal axes kept by --cases."""
+def parse_seqs(text):
+    """--seq S,...: positive sequence lengths, each once."""
+    seqs = []
+    for item in text.split(","):
+        if not item.strip().isdigit() or int(item) < 1:
+            raise ValueError(f"--seq {text}: {item!r} is not a positive whole number")
+        if int(item) in seqs:
+            raise ValueError(f"--seq {text}: {item} is given twice")
+        seqs.append(int(item))
+    return tuple(seqs)
+
+
+def select_cases(wanted, seqs=()):
+    """Headline cases first, then the tails, then --seq's probes, each over the dtype x D x causal
+    axes kept by --cases."""
     combos = [
         {"dtype": dt, "D": d, "causal": c}
         for dt in AXES["dtype"] for d in AXES["D"] for c in AXES["causal"]
         if all(v in wanted.get(k, (v,)) for k, v in (("dtype", dt), ("D", d), ("causal", c)))
     ]
-    shapes = (HEADLINE, *TAILS)
+    shapes = (HEADLINE, *TAILS, *({**PROBE, "S": seq} for seq in seqs))
     cases = [{"dtype": c["dtype"], **shape, "D": c["D"], "causal": c["causal"]} for shape in shapes for c in combos]
     return [{"id": case_id(p), "params": p} for p in cases]
 
@@ -163,16 +184,19 @@ def find_cuobjdump():
     return shutil.which("cuobjdump") or triton_cuobjdump()
 
 
-# <T, kD, kCausal, kBlockN>; the key tile is named in the label only when it is not 128
-INSTANCE = re.compile(r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E)?")
+# <T, kD, kCausal, kBlockN, kWGs, kLastN>; the key tile is named in the label only when it is not
+# 128, the last tile's width only when it is not the key tile's (KG_FA_NARROW_LAST)
+INSTANCE = re.compile(r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E(?:Li\d+E(?:Li(\d+)E)?)?)?")
 DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
 
 
 def instance_label(inst):
-    """'fp16 D128', 'bf16 D64 causal', 'fp16 D128 N176' from a mangled fa_wgmma_kernel name's match."""
+    """'fp16 D128', 'bf16 D64 causal', 'fp16 D128 N176', 'fp16 D128 N176 last64' from a mangled
+    fa_wgmma_kernel name's match."""
     causal = " causal" if inst.group(3) == "1" else ""
     tile = f" N{inst.group(4)}" if inst.group(4) not in (None, "128") else ""
-    return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}"
+    last = f" last{inst.group(5)}" if inst.group(5) not in (None, inst.group(4)) else ""
+    return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}{last}"
 
 
 def fa_label(mangled):
@@ -464,7 +488,7 @@ def write(path, doc):
 def main(argv):
     args = parse_args(argv)
     manifest = load_manifest(str(MANIFEST))
-    return run_experiment("fa-experiment.py", argv, args, manifest, build, select_cases(args.wanted), run_case)
+    return run_experiment("fa-experiment.py", argv, args, manifest, build, select_cases(args.wanted, args.seqs), run_case)
 
 
 def run_experiment(tool, argv, args, manifest, build_one, cases, run_one):

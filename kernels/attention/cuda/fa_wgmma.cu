@@ -155,6 +155,44 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_PERSISTENT
 #define KG_FA_PERSISTENT 0
 #endif
+// 1: the causal instances only take the persistent grid above, and keep the TMA-store epilogue:
+// each consumer warpgroup stages its output in an O buffer of its own (Q's size, after the
+// rings) instead of Q's rows, so the producer may load the next item's Q while the output of
+// the last one is still being written, and the thread that stores a warpgroup's rows waits for
+// the copies to have read them only before the warpgroup's next item writes there. A causal
+// grid has as many CTAs as a non-causal one for half the key tiles, so the fixed cost of each
+// (the launch, Q and the first K loaded with nothing to compute, the last P V and the stores)
+// weighs twice as much there (issue 28's hypothesis, the fourteenth session). 0 (the default):
+// every instance a CTA per item. Needs KG_FA_TMA_STORE and not KG_FA_PERSISTENT. Measured (run
+// 140, H100, causal cases, beside two builds of the default 0.1-1.5 % apart): no gain, 0.4-1.0 %
+// slower at S = 4096, so the fixed cost per CTA is not the causal cases' gap.
+#ifndef KG_FA_PERSISTENT_CAUSAL
+#define KG_FA_PERSISTENT_CAUSAL 0
+#endif
+// 1: the D = 128 instances whose key tile is wider than 128 (non-causal: 176 keys) compute a
+// sequence's last key tile 64 keys wide when it has no more: its S an m64n64 wgmma (into 32
+// registers of its own, copied into S's once retired: the same wgmma on S's first registers
+// made ptxas serialise every wgmma, C7511), its softmax and P those columns, its P V 4 k-steps
+// instead of 11. At S = 4096 the last of 24 tiles holds 48 keys, so the full-width tile computes
+// 128 keys that the mask then zeroes (3 % of the work). launch() picks the instance from seq_k
+// (a sequence of one tile stays full-width). 128 keys wide spilled (156 bytes). The default since
+// 2026-11-28 (fifteenth session, scripts/fa-experiment.py on three H100s, runs 141, 142, 144,
+// shuffled rounds beside two builds of the old default, 0.2-1.0 % apart): 1.2-2.6 % faster at
+// fp16 and 2.2-2.7 % at bf16 (B16 H96 S4096 D128), every probe of the boundary (--seq
+// 177,193,240,241,4112) passing with the old build's error. 0: every tile full-width.
+#ifndef KG_FA_NARROW_LAST
+#define KG_FA_NARROW_LAST 1
+#endif
+// 1: in the causal instances whose key tile is the CTA's 128 rows (D = 128), the first consumer
+// warpgroup computes the diagonal tile (the last) only 64 keys wide: its rows m0..m0 + 63 see
+// none of the tile's keys m0 + 64.. (the tile's S an m64n64 wgmma, its P V 4 k-steps; the
+// second warpgroup's stays 128 wide). Only where the last tile starts at m0 (not where seq_k
+// ends before the CTA's rows). 0 (the default): every warpgroup's tiles full-width. Measured
+// (run 143, H100, beside two builds of the default): 1.0 % slower at fp16, 0.3 % faster at bf16,
+// so it stays off: a quarter of one tile of ~16 per CTA is under the run's noise.
+#ifndef KG_FA_NARROW_DIAG
+#define KG_FA_NARROW_DIAG 0
+#endif
 // 1 (the default, except with KG_FA_PERSISTENT): FlashAttention-3's epilogue: each consumer
 // warpgroup writes its 64 x kD output rows into its own rows of the Q buffer (no S reads Q after
 // the item's last one has retired), in the TMA's 128-byte swizzle, and one of its threads stores
@@ -318,6 +356,13 @@ __device__ __forceinline__ void turn_pass(int warpgroup) {
   if (KG_FA_PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(next) : "memory");
 }
 
+// A key tile's width as a type (the key loop's lambdas take it to compute a narrower last tile:
+// KG_FA_NARROW_LAST).
+template <int N>
+struct Cols {
+  enum { value = N };
+};
+
 // Consumer warpgroups of 64 query rows each (wgmma's M): 2, or 3 for D = 64 under KG_FA_D64_WG3.
 template <int kD>
 constexpr int consumer_wgs() {
@@ -334,6 +379,19 @@ __host__ __device__ constexpr int cluster_m() {
 }
 static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
               "KG_FA_TMA_STORE writes the output through the Q buffer, which KG_FA_PERSISTENT refills");
+static_assert(!KG_FA_PERSISTENT_CAUSAL || (KG_FA_TMA_STORE && !KG_FA_PERSISTENT && KG_FA_PRODUCER_WG),
+              "KG_FA_PERSISTENT_CAUSAL needs KG_FA_TMA_STORE, the producer warpgroup, and not KG_FA_PERSISTENT");
+// Whether an instance runs a persistent grid (KG_FA_PERSISTENT, or KG_FA_PERSISTENT_CAUSAL for
+// the causal ones), and whether it stages its output in a buffer of its own (the latter with the
+// TMA store).
+template <bool kCausal>
+__host__ __device__ constexpr bool persistent() {
+  return KG_FA_PERSISTENT || (kCausal && KG_FA_PERSISTENT_CAUSAL);
+}
+template <bool kCausal>
+__host__ __device__ constexpr bool own_o_buffer() {
+  return persistent<kCausal>() && KG_FA_TMA_STORE;
+}
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
 template <int kD, bool kCausal>
@@ -403,7 +461,8 @@ constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA 
 __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
-template <int kD, int kBlockN, int kWGs, bool kPSmem = false, int kRowSum = 0>
+template <int kD, int kBlockN, int kWGs, bool kPSmem = false, int kRowSum = 0, bool kPersist = KG_FA_PERSISTENT,
+          bool kOwnO = false>
 struct Layout {
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
   static constexpr int kBlockM = 64 * kWGs;  // query rows per CTA
@@ -429,9 +488,12 @@ struct Layout {
   static constexpr int kOnes = kP + kWGs * kPBytes;
   static constexpr int kOnesBytes = kRowSum == 2 ? 16 * 128 : 0;
   static_assert(kRowSum != 1 || kBoxes == 1, "KG_FA_MMA_ROWSUM 1: head dim 64 only");
-  static constexpr int kBars = kOnes + kOnesBytes;
+  // KG_FA_PERSISTENT_CAUSAL: the output's staging buffer, laid out as Q's
+  static constexpr int kO = kOnes + kOnesBytes;
+  static constexpr int kOBytes = kOwnO ? kQBytes : 0;
+  static constexpr int kBars = kO + kOBytes;
   // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent)
-  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + KG_FA_PERSISTENT) * 8;
+  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + (kPersist ? 1 : 0)) * 8;
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
   // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2; with
   // KG_FA_D64_P_SMEM 72 KB of P more: 2 stages, 193 KB).
@@ -462,7 +524,7 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
-template <typename T, int kD, bool kCausal, int kBlockN, int kWGs>
+template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN>
 __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                     const __grid_constant__ CUtensorMap v_map,
@@ -472,7 +534,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
                     T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
-  using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum>;
+  constexpr bool kPersistent = persistent<kCausal>();
+  constexpr bool kOwnO = own_o_buffer<kCausal>();
+  using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
@@ -498,31 +562,31 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   // tiles start first, so the short ones fill the tail. g0: key tiles of this CTA's earlier items,
   // the rings' running index (their buffers and barrier phases carry on from item to item); it:
   // the item's number in this CTA (Q's phase).
-#if KG_FA_PERSISTENT
+  // Persistent (KG_FA_PERSISTENT, KG_FA_PERSISTENT_CAUSAL): here `heads` is batch x heads. Query
+  // blocks of one head are consecutive items, so the CTAs running at once share few heads' K and
+  // V in L2, as a non-persistent grid's x does.
   int m0 = 0, bh = 0, n_tiles = 0, g0 = 0, it = 0;
-  // Here `heads` is batch x heads. Query blocks of one head are consecutive items, so the CTAs
-  // running at once share few heads' K and V in L2, as a non-persistent grid's x does.
   const int n_m = (seq_q + kBlockM - 1) / kBlockM;
-  const int n_items = n_m * heads;
+  const int n_items = n_m * heads;  // persistent
   auto take_item = [&](int item) {
-    m0 = (kCausal ? n_m - 1 - item % n_m : item % n_m) * kBlockM;
-    bh = item / n_m;
+    if constexpr (kPersistent) {
+      m0 = (kCausal ? n_m - 1 - item % n_m : item % n_m) * kBlockM;
+      bh = item / n_m;
+    } else {
+      const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+      m0 = m_block * kBlockM;
+      bh = blockIdx.z * heads + blockIdx.y;
+    }
     const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
     n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
   };
-#else
-  const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int m0 = m_block * kBlockM;
-  const int bh = blockIdx.z * heads + blockIdx.y;
-  const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
-  const int n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
-  constexpr int g0 = 0, it = 0;
-#endif
+  // A non-persistent CTA's one item
+  if constexpr (!kPersistent) take_item(0);
 
   const bool producer = threadIdx.x == 0;  // the one thread that issues copies, in both builds
   if (producer) {
     kg::mbar_init(bars.q_full(), 1);
-    if (KG_FA_PERSISTENT) kg::mbar_init(bars.q_empty(), kConsumerWarps);
+    if (kPersistent) kg::mbar_init(bars.q_empty(), kConsumerWarps);
     for (int s = 0; s < kStages; ++s) {
       kg::mbar_init(bars.k_full(s), 1);
       kg::mbar_init(bars.v_full(s), 1);
@@ -602,12 +666,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // CTA alive until the last copy has landed.
     kg::setmaxnreg_dec<producer_regs<kWGs>()>();
     if (producer) {
-#if KG_FA_PERSISTENT
-      for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
-        take_item(item);
-        // the last item's Q buffer is free once every consumer warp's last S has retired
-        if (it > 0) kg::mbar_wait(bars.q_empty(), (it - 1) & 1);
-#endif
+      auto produce_item = [&]() {
         load_q();
         refill_k(0);
         for (int j = 1; j < n_tiles; ++j) {
@@ -615,9 +674,17 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           refill_v(j - 1);
         }
         refill_v(n_tiles - 1);
-#if KG_FA_PERSISTENT
+      };
+      if constexpr (kPersistent) {
+        for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
+          take_item(item);
+          // the last item's Q buffer is free once every consumer warp's last S has retired
+          if (it > 0) kg::mbar_wait(bars.q_empty(), (it - 1) & 1);
+          produce_item();
+        }
+      } else {
+        produce_item();
       }
-#endif
       if constexpr (kCluster > 1) {
         // The last releases of every buffer (its use by tile j, parity phase_of(j)): after them no
         // CTA of the cluster arrives on this one's barriers, so it may exit.
@@ -648,12 +715,13 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   // A K or V buffer released: on this CTA's empty barrier, or on every CTA's of the cluster
   // (KG_FA_CLUSTER_M: each refill of it lands in all of them).
   auto release = [](uint32_t bar) { kg::mbar_release<kCluster>(bar); };
-#if KG_FA_PERSISTENT
-  for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
-    take_item(item);
-#else
-  {
-#endif
+  // The items: a persistent CTA's, with the grid's stride, or the one of a CTA per item (the
+  // body once, then the break at its end: no loop).
+  for (int item = blockIdx.x;; item += gridDim.x, g0 += n_tiles, ++it) {
+    if constexpr (kPersistent) {
+      if (item >= n_items) break;
+      take_item(item);
+    }
     // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
     // + 8; registers 4c + {0,1} are columns 8c + 2 (lane % 4) + {0,1} of the first row,
     // 4c + {2,3} the same columns of the second.
@@ -663,6 +731,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     const uint32_t s_p = base + L::kP + warpgroup * L::kPBytes;
 
     float s_acc[kSRegs];
+    // KG_FA_NARROW_DIAG: the first warpgroup's 64 keys of the diagonal tile
+    constexpr bool kDiag = KG_FA_NARROW_DIAG && kCausal && kBlockN == kBlockM && kWGs == 2;
+    // KG_FA_NARROW_LAST, KG_FA_NARROW_DIAG: the narrower last tile's S
+    float s_last[kLastN < kBlockN ? kLastN / 2 : kDiag ? 32 : 1];
     float o_acc[kOAll];
     uint32_t p[kPRegs];
     float row_max[2] = {-INFINITY, -INFINITY};  // log2 units, scale folded in
@@ -677,37 +749,42 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     const uint64_t desc_k = kg::make_desc(s_k, 16, 1024);
     const uint64_t desc_v = kg::make_desc(s_v, L::kKVBoxBytes, 1024);
     const uint64_t desc_ones = kg::make_desc(base + L::kOnes, 1024, 1024);  // KG_FA_MMA_ROWSUM 2
-    auto issue_s = [&](int j) {
+    // cols: the tile's width, kBlockN (or kLastN for the last tile)
+    auto issue_s = [&](int j, auto cols) {
+      constexpr int kN = decltype(cols)::value;
+      // a narrower tile's S in registers of its own (written into s_acc once it has retired: a
+      // narrower wgmma on s_acc's first registers makes ptxas serialise every wgmma, C7511)
+      float* const acc = kN < kBlockN ? s_last : s_acc;
       const uint32_t s = stage_of(g0 + j);
       kg::mbar_wait(bars.k_full(s), phase_of(g0 + j));
 #pragma unroll
-      for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+      for (int i = 0; i < kN / 2; ++i) kg::pin(acc[i]);
       kg::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
         if constexpr ((kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 1) != 0) {
-          kg::WgmmaSS<T, kBlockN>::run(
-              s_acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
+          kg::WgmmaSS<T, kN>::run(
+              acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
               kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32), kk);
         } else {
           const uint32_t q_addr = s_q + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
           const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
-          kg::WgmmaSS<T, kBlockN>::run(s_acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
+          kg::WgmmaSS<T, kN>::run(acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
         }
       }
       kg::wgmma_commit();
 #pragma unroll
-      for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+      for (int i = 0; i < kN / 2; ++i) kg::pin(acc[i]);
     };
-    auto issue_pv = [&](int j) {
+    auto issue_pv = [&](int j, auto cols) {
       const uint32_t s = stage_of(g0 + j);
       kg::mbar_wait(bars.v_full(s), phase_of(g0 + j));
 #pragma unroll
       for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
       kg::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      for (int kk = 0; kk < decltype(cols)::value / 16; ++kk) {
         // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
         // keys are 11 steps, 192 12); lbo steps between the 64-column boxes, sbo between 8-row groups.
         const uint32_t v_addr = s_v + s * L::kVStride + kk * 16 * 128;
@@ -732,12 +809,13 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     };
     // Masks tile j of S, updates the running max and sums, leaves exp2 values in s_acc and
     // the factor the old O and sums are scaled by in rescale[].
-    auto softmax = [&](int j) {
+    auto softmax = [&](int j, auto cols) {
+      constexpr int kN = decltype(cols)::value;
       const int n0 = j * kBlockN;
       // KG_FA_MASK: the first of this warp's 16 rows
       const int warp_row0 = m0 + warpgroup * 64 + warp_in_group * 16;
       const bool needs_mask =
-          (n0 + kBlockN > seq_k) || (kCausal && n0 + kBlockN - 1 > ((KG_FA_MASK & 1) != 0 ? warp_row0 : m0));
+          (n0 + kN > seq_k) || (kCausal && n0 + kBlockN - 1 > ((KG_FA_MASK & 1) != 0 ? warp_row0 : m0));
       if (needs_mask && (KG_FA_MASK & 2) != 0) {
         // this thread's columns n0 + col_in_8 + 8c + (e & 1) are seen by row h = e >> 1 while
         // 8c + (e & 1) < limit[h]
@@ -748,7 +826,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           limit[h] = keys - n0 - col_in_8;
         }
 #pragma unroll
-        for (int c = 0; c < kBlockN / 8; ++c) {
+        for (int c = 0; c < kN / 8; ++c) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             if (c * 8 + (e & 1) >= limit[e >> 1]) s_acc[4 * c + e] = -INFINITY;
@@ -756,7 +834,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         }
       } else if (needs_mask) {
 #pragma unroll
-        for (int c = 0; c < kBlockN / 8; ++c) {
+        for (int c = 0; c < kN / 8; ++c) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int col = n0 + c * 8 + col_in_8 + (e & 1);
@@ -769,7 +847,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       for (int h = 0; h < 2; ++h) {
         float tile_max = -INFINITY;
 #pragma unroll
-        for (int c = 0; c < kBlockN / 8; ++c) tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * c + 2 * h], s_acc[4 * c + 2 * h + 1]));
+        for (int c = 0; c < kN / 8; ++c) tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * c + 2 * h], s_acc[4 * c + 2 * h + 1]));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
         float new_max = fmaxf(row_max[h], tile_max * scale_log2);
@@ -784,7 +862,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         row_max[h] = new_max;
         float sum = 0.f;
 #pragma unroll
-        for (int c = 0; c < kBlockN / 8; ++c) {
+        for (int c = 0; c < kN / 8; ++c) {
           // KG_FA_POLY_EXP: this group's exponentials on the FMA pipe (c is known once unrolled)
           constexpr int kPoly = kD == 64 ? KG_FA_POLY_EXP : KG_FA_POLY_EXP_D128;
           const bool poly = kPoly > 0 && (c * kPoly) % 16 + kPoly >= 16;
@@ -799,7 +877,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       }
     };
     // O *= rescale; P = S as 16-bit pairs (register 2i, 2i + 1 of S -> register i of P).
-    auto rescale_and_pack = [&]() {
+    auto rescale_and_pack = [&](auto cols) {
       // KG_FA_LAZY_RESCALE: only when a row of the warp moved its max (the factor is 1 otherwise:
       // ex2.approx(0) is exactly 1); the vote is the warp's, so the branch does not diverge
       if (kLazy == 0 || __any_sync(0xffffffffu, rescale[0] != 1.f || rescale[1] != 1.f)) {
@@ -835,7 +913,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         asm volatile("bar.sync %0, 128;\n" ::"r"(4 + warpgroup) : "memory");
       } else {
 #pragma unroll
-        for (int i = 0; i < kPRegs; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
+        for (int i = 0; i < decltype(cols)::value / 4; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
       }
     };
 
@@ -845,14 +923,15 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // turn on after all but its last.
     if (warpgroup == kWGs - 1) turn_pass<kWGs>(kWGs - 1);
     turn_wait(warpgroup);
-    issue_s(0);
+    constexpr Cols<kBlockN> kFull{};
+    issue_s(0, kFull);
     turn_pass<kWGs>(warpgroup);
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
     if (arriver) release(bars.k_empty(stage_of(g0)));
-    softmax(0);
-    rescale_and_pack();
+    softmax(0, kFull);
+    rescale_and_pack(kFull);
 
     // Thread 0's producer part of key tile j (without a producer warpgroup): K(j + kStages)
     // goes where K(j) was (released by every warp before S(j + 1) was issued), V(j + 1) where
@@ -877,19 +956,25 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // P in registers: 192 keys spill more unrolled)
     constexpr int kUnrollKeys =
         kD == 64 && !kCausal && kBlockN == 128 && !kPSmem ? KG_FA_UNROLL_KEYS_D64 : KG_FA_UNROLL_KEYS;
-#pragma unroll kUnrollKeys
-    for (int j = 0; j < last; ++j) {
+    // Key tile j's step: S(j + 1) of width `next` (the last tile's may be narrower:
+    // KG_FA_NARROW_LAST), P(j) V(j), the softmax of S(j + 1).
+    auto key_step = [&](int j, auto next) {
+      constexpr int kNext = decltype(next)::value;
       if (!kProducerWG && producer) produce(j);
       turn_wait(warpgroup);
-      issue_s(j + 1);
-      issue_pv(j);
+      issue_s(j + 1, next);
+      issue_pv(j, kFull);
       turn_pass<kWGs>(warpgroup);
       // S(j + 1) was committed first, so at most one group in flight means it has retired.
       kg::wgmma_wait<1>();
+      if constexpr (kNext < kBlockN) {
 #pragma unroll
-      for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+        for (int i = 0; i < kNext / 2; ++i) s_acc[i] = s_last[i];
+      }
+#pragma unroll
+      for (int i = 0; i < kNext / 2; ++i) kg::pin(s_acc[i]);
       if (arriver) release(bars.k_empty(stage_of(g0 + j + 1)));
-      softmax(j + 1);
+      softmax(j + 1, next);
       // KG_FA_FORCE_OVERLAP: a branch on the softmax's results, so that ptxas cannot put the
       // wait below before it (never taken: a sum of exponentials is not negative)
       if (overlap_fits<kD, kBlockN, threads_of<kWGs>(), kPSmem>() && (row_sum[0] < 0.f || row_sum[1] < 0.f)) __trap();
@@ -897,19 +982,43 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
       if (arriver) release(bars.v_empty(stage_of(g0 + j)));
-      rescale_and_pack();
+      rescale_and_pack(next);
+    };
+    // KG_FA_NARROW_LAST: the last tile's S in a step of its own, after the loop (so that no
+    // branch picks a wgmma's width); launch() picks such an instance only when n_tiles > 1.
+    constexpr bool kNarrow = kLastN < kBlockN;
+    // KG_FA_NARROW_DIAG: whether this warpgroup's last tile is the diagonal's 64 keys
+    const bool diag64 = kDiag && warpgroup == 0 && last > 0 && last * kBlockN == m0;
+#pragma unroll kUnrollKeys
+    for (int j = 0; j < last - (kNarrow || kDiag ? 1 : 0); ++j) key_step(j, kFull);
+    if constexpr (kNarrow) {
+      key_step(last - 1, Cols<kLastN>{});
+    } else if constexpr (kDiag) {
+      if (diag64) {
+        key_step(last - 1, Cols<64>{});
+      } else if (last > 0) {
+        key_step(last - 1, kFull);
+      }
     }
     // Every S of the item has retired: its Q buffer may take the next item's (KG_FA_PERSISTENT).
-    if (KG_FA_PERSISTENT && arriver) kg::mbar_arrive(bars.q_empty());
+    if (kPersistent && arriver) kg::mbar_arrive(bars.q_empty());
     turn_wait(warpgroup);
-    issue_pv(last);
+    if constexpr (kDiag) {
+      if (diag64) {
+        issue_pv(last, Cols<64>{});
+      } else {
+        issue_pv(last, kFull);
+      }
+    } else {
+      issue_pv(last, Cols<kLastN>{});
+    }
     if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
     // The last V tile's buffer, for the next item's refills (or the producers' last waits; or,
     // KG_FA_WG_SKIP, the refills of the tiles this warpgroup skips).
-    if ((KG_FA_PERSISTENT || kCluster > 1 || n_mine < n_tiles) && arriver) release(bars.v_empty(stage_of(g0 + last)));
+    if ((kPersistent || kCluster > 1 || n_mine < n_tiles) && arriver) release(bars.v_empty(stage_of(g0 + last)));
     if (n_mine < n_tiles) {
       // KG_FA_WG_SKIP: the tiles none of this warpgroup's rows sees. Each turn releases what the
       // key loop's would have (K(j + 1) once S(j + 1) retired, V(j) once P(j) V(j) did), one
@@ -935,11 +1044,20 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       return 1.f / sum;
     };
 #if KG_FA_TMA_STORE
-    // This warpgroup's 64 rows of the Q buffer ([box][kBlockM rows][128 bytes]): 8 KB per box,
-    // 1024-byte aligned, so a row's 16-byte chunks are swizzled by the row's index mod 8, which
-    // is lane / 4 for both of the thread's rows (the warp's 16 and the 8 between them are
-    // multiples of 8).
-    const uint32_t s_o = s_q + warpgroup * 64 * 128;
+    // This warpgroup's 64 rows of the Q buffer ([box][kBlockM rows][128 bytes]), or of the O
+    // buffer laid out as it (KG_FA_PERSISTENT_CAUSAL): 8 KB per box, 1024-byte aligned, so a
+    // row's 16-byte chunks are swizzled by the row's index mod 8, which is lane / 4 for both of
+    // the thread's rows (the warp's 16 and the 8 between them are multiples of 8).
+    const uint32_t s_o = (kOwnO ? base + L::kO : s_q) + warpgroup * 64 * 128;
+    if constexpr (kOwnO) {
+      // KG_FA_PERSISTENT_CAUSAL: the last item's copies have read these rows before any thread
+      // of the warpgroup writes them again (named barrier 8 + warpgroup, as below; thread 0 of
+      // the warpgroup stores them)
+      if (it > 0) {
+        if (warp_in_group == 0 && lane == 0) kg::bulk_wait_read();
+        asm volatile("bar.sync %0, 128;\n" ::"r"(8 + warpgroup) : "memory");
+      }
+    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float inv = inv_sum(h);
@@ -953,7 +1071,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // The writes visible to the copy engine, then the warpgroup's 128 threads met on named
     // barrier 8 + warpgroup (1 to 3 are the ping-pong's) before one thread stores the boxes; TMA
     // leaves out the rows past seq_q. It waits for the copies to have read the buffer: the CTA's
-    // shared memory goes when its last thread exits.
+    // shared memory goes when its last thread exits (KG_FA_PERSISTENT_CAUSAL: before the
+    // warpgroup's next item writes it, and after the last item).
     kg::fence_proxy_async();
     asm volatile("bar.sync %0, 128;\n" ::"r"(8 + warpgroup) : "memory");
     if (warp_in_group == 0 && lane == 0) {
@@ -962,7 +1081,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         kg::tma_store_3d(&o_map, s_o + box * L::kQBoxBytes, box * kBoxCols, m0 + warpgroup * 64, bh);
       }
       kg::bulk_commit();
-      kg::bulk_wait_read();
+      if (!kOwnO) kg::bulk_wait_read();
     }
     (void)out;
     (void)row0;
@@ -981,7 +1100,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       }
     }
 #endif
+    if constexpr (!kPersistent) break;
   }
+  // KG_FA_PERSISTENT_CAUSAL: the last item's copies have read the buffer before the CTA exits
+  if (kOwnO && warp_in_group == 0 && lane == 0) kg::bulk_wait_read();
 }
 
 // (B·H, S, D) as a 3-D map: a box is `rows` rows of one head and 64 head-dim columns, so
@@ -1001,7 +1123,8 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   CUtensorMap v_map;
   constexpr int kBlockN = block_n<kD, kCausal>();
   constexpr int kWGs = consumer_wgs<kD>();
-  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>()>;
+  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>(), persistent<kCausal>(),
+                   own_o_buffer<kCausal>()>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kCluster = cluster_m<kCausal>();
   const int bh = batch * heads;
@@ -1023,42 +1146,46 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
 #endif
   constexpr int kSmemBytes = L::kSmemBytes;
   auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs>;
+  // (not in the persistent grid, whose narrow instances ptxas serialises: C7511)
+  if constexpr (KG_FA_NARROW_LAST && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() && !persistent<kCausal>()) {
+    // the last key tile's keys (1 to kBlockN), when there is more than one tile
+    const int last_keys = seq_k - (seq_k - 1) / kBlockN * kBlockN;
+    if (seq_k > kBlockN && last_keys <= 64) kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, 64>;
+  }
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (err != cudaSuccess) return err;
   const float scale_log2 = scale * 1.4426950408889634f;
-#if KG_FA_PERSISTENT
-  // One CTA per SM (at most one fits: __launch_bounds__(threads, 1) and the shared memory), none
-  // idle: as many as there are work items when those are fewer. The kernel's `heads` is every
-  // (batch, head).
-  int device = 0;
-  int sms = 0;
-  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
-  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return err;
   const int n_m = (seq_q + kBlockM - 1) / kBlockM;
-  const int64_t items = static_cast<int64_t>(n_m) * bh;
-  if (items > INT32_MAX) return cudaErrorInvalidValue;
-  int ctas = items < sms ? static_cast<int>(items) : sms;
-  // Causal items differ in work (their query block's key tiles). CTA c takes items c, c + ctas,
-  // ..., whose query blocks step by ctas mod n_m: with ctas coprime to n_m every CTA walks every
-  // block in turn, so each averages the same work (132 CTAs at n_m = 32 would give a quarter of
-  // them blocks of 15 key tiles on average and another quarter 18).
-  auto gcd = [](int a, int b) {
-    while (b) {
-      const int t = a % b;
-      a = b;
-      b = t;
+  if constexpr (persistent<kCausal>()) {
+    // One CTA per SM (at most one fits: __launch_bounds__(threads, 1) and the shared memory), none
+    // idle: as many as there are work items when those are fewer. The kernel's `heads` is every
+    // (batch, head).
+    int device = 0;
+    int sms = 0;
+    if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+    if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return err;
+    const int64_t items = static_cast<int64_t>(n_m) * bh;
+    if (items > INT32_MAX) return cudaErrorInvalidValue;
+    int ctas = items < sms ? static_cast<int>(items) : sms;
+    // Causal items differ in work (their query block's key tiles). CTA c takes items c, c + ctas,
+    // ..., whose query blocks step by ctas mod n_m: with ctas coprime to n_m every CTA walks every
+    // block in turn, so each averages the same work (132 CTAs at n_m = 32 would give a quarter of
+    // them blocks of 15 key tiles on average and another quarter 18).
+    auto gcd = [](int a, int b) {
+      while (b) {
+        const int t = a % b;
+        a = b;
+        b = t;
+      }
+      return a;
+    };
+    if (kCausal) {
+      while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
     }
-    return a;
-  };
-  if (kCausal) {
-    while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
-  }
-  const dim3 grid(static_cast<unsigned>(ctas));
-  kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), bh, seq_q, seq_k,
-                                                 scale_log2);
-#else
-  const int n_m = (seq_q + kBlockM - 1) / kBlockM;
-  if constexpr (kCluster > 1) {
+    const dim3 grid(static_cast<unsigned>(ctas));
+    kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), bh, seq_q, seq_k,
+                                                   scale_log2);
+  } else if constexpr (kCluster > 1) {
     // clusters of kCluster neighbouring query blocks: the grid's x rounded up to a whole cluster
     // (the extra CTA's rows are past seq_q: it loads and computes as the others, stores nothing)
     kg::ClusterLaunch launch(kCluster, dim3(threads_of<kWGs>()), kSmemBytes, stream);
@@ -1070,7 +1197,6 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
     kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k,
                                                    scale_log2);
   }
-#endif
 #undef KG_FA_MAPS
   return cudaGetLastError();
 }
