@@ -12,6 +12,9 @@
 // and there is no CTA-wide barrier in the key loop. On an H100 (2026-11-27, run 88,
 // scripts/fa-experiment.py) this form ran the headline cases 1.17-1.28× as fast as the earlier one.
 //
+// The causal D = 64 instances run a persistent grid instead of a CTA per query block, with two Q
+// buffers (KG_FA_PERSISTENT_CAUSAL_D64, below: 2.2-2.8 % faster there on an H100, 2026-11-28).
+//
 // -DKG_FA_PRODUCER_WG=0 builds the earlier form: 256 threads, thread 0 of the first consumer
 // warpgroup also the producer, so that warp stalls inside the key loop until the other warpgroup
 // has released K(j).
@@ -155,19 +158,38 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_PERSISTENT
 #define KG_FA_PERSISTENT 0
 #endif
-// 1: the causal instances only take the persistent grid above, and keep the TMA-store epilogue:
+// 1: the causal instances take the persistent grid above (per head dim: KG_FA_PERSISTENT_CAUSAL_D64,
+// KG_FA_PERSISTENT_CAUSAL_D128; KG_FA_PERSISTENT_CAUSAL, when given, sets both, as in runs 140 and
+// 148) and keep the TMA-store epilogue:
 // each consumer warpgroup stages its output in an O buffer of its own (Q's size, after the
 // rings) instead of Q's rows, so the producer may load the next item's Q while the output of
 // the last one is still being written, and the thread that stores a warpgroup's rows waits for
 // the copies to have read them only before the warpgroup's next item writes there. A causal
 // grid has as many CTAs as a non-causal one for half the key tiles, so the fixed cost of each
 // (the launch, Q and the first K loaded with nothing to compute, the last P V and the stores)
-// weighs twice as much there (issue 28's hypothesis, the fourteenth session). 0 (the default):
-// every instance a CTA per item. Needs KG_FA_TMA_STORE and not KG_FA_PERSISTENT. Measured (run
-// 140, H100, causal cases, beside two builds of the default 0.1-1.5 % apart): no gain, 0.4-1.0 %
-// slower at S = 4096, so the fixed cost per CTA is not the causal cases' gap.
-#ifndef KG_FA_PERSISTENT_CAUSAL
-#define KG_FA_PERSISTENT_CAUSAL 0
+// weighs twice as much there (issue 28's hypothesis, the fourteenth session). 2: the same with two
+// Q buffers, the next item's Q loaded into the other while the consumers finish the last item
+// (with one, the next Q waits for the item's last S: its load's latency lies between the items).
+// 0: a CTA per item. Needs KG_FA_TMA_STORE, the producer warpgroup and not KG_FA_PERSISTENT.
+// Measured on H100s (fifteenth session, scripts/fa-experiment.py, shuffled rounds beside two builds
+// of the default): 1 no gain (run 140: 0.4-1.0 % slower on the four causal cases); 2 (runs 148,
+// 149) 2.2-2.8 % faster at D64 causal (fp16 and bf16, the copies within 1.1 %), at D128 causal
+// 0.7 % slower (fp16) and 1.0 % faster (bf16). So the defaults: 2 at D64 (where the query block
+// is 192 rows and an item's fixed cost the most), 0 at D128; both 0 where the TMA store, the
+// producer warpgroup or the non-persistent grid are turned off.
+#ifndef KG_FA_PERSISTENT_CAUSAL_D64
+#ifdef KG_FA_PERSISTENT_CAUSAL
+#define KG_FA_PERSISTENT_CAUSAL_D64 KG_FA_PERSISTENT_CAUSAL
+#else
+#define KG_FA_PERSISTENT_CAUSAL_D64 (KG_FA_TMA_STORE && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT ? 2 : 0)
+#endif
+#endif
+#ifndef KG_FA_PERSISTENT_CAUSAL_D128
+#ifdef KG_FA_PERSISTENT_CAUSAL
+#define KG_FA_PERSISTENT_CAUSAL_D128 KG_FA_PERSISTENT_CAUSAL
+#else
+#define KG_FA_PERSISTENT_CAUSAL_D128 0
+#endif
 #endif
 // 1: the D = 128 instances whose key tile is wider than 128 (non-causal: 176 keys) compute a
 // sequence's last key tile 64 keys wide when it has no more: its S an m64n64 wgmma (into 32
@@ -379,18 +401,33 @@ __host__ __device__ constexpr int cluster_m() {
 }
 static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
               "KG_FA_TMA_STORE writes the output through the Q buffer, which KG_FA_PERSISTENT refills");
-static_assert(!KG_FA_PERSISTENT_CAUSAL || (KG_FA_TMA_STORE && !KG_FA_PERSISTENT && KG_FA_PRODUCER_WG),
-              "KG_FA_PERSISTENT_CAUSAL needs KG_FA_TMA_STORE, the producer warpgroup, and not KG_FA_PERSISTENT");
+static_assert((!KG_FA_PERSISTENT_CAUSAL_D64 && !KG_FA_PERSISTENT_CAUSAL_D128) ||
+                  (KG_FA_TMA_STORE && !KG_FA_PERSISTENT && KG_FA_PRODUCER_WG),
+              "KG_FA_PERSISTENT_CAUSAL needs KG_FA_TMA_STORE, the producer warpgroup, and not KG_FA_PERSISTENT "
+              "(KG_FA_PERSISTENT_CAUSAL_D64 and _D128 too)");
+static_assert(KG_FA_PERSISTENT_CAUSAL_D64 >= 0 && KG_FA_PERSISTENT_CAUSAL_D64 <= 2 && KG_FA_PERSISTENT_CAUSAL_D128 >= 0 &&
+                  KG_FA_PERSISTENT_CAUSAL_D128 <= 2,
+              "KG_FA_PERSISTENT_CAUSAL(_D64, _D128): 0, 1 or 2");
+// KG_FA_PERSISTENT_CAUSAL's value for the causal instances of head dim kD
+template <int kD>
+__host__ __device__ constexpr int persistent_causal() {
+  return kD == 64 ? KG_FA_PERSISTENT_CAUSAL_D64 : KG_FA_PERSISTENT_CAUSAL_D128;
+}
 // Whether an instance runs a persistent grid (KG_FA_PERSISTENT, or KG_FA_PERSISTENT_CAUSAL for
 // the causal ones), and whether it stages its output in a buffer of its own (the latter with the
 // TMA store).
-template <bool kCausal>
+template <int kD, bool kCausal>
 __host__ __device__ constexpr bool persistent() {
-  return KG_FA_PERSISTENT || (kCausal && KG_FA_PERSISTENT_CAUSAL);
+  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD>() != 0);
 }
-template <bool kCausal>
+template <int kD, bool kCausal>
 __host__ __device__ constexpr bool own_o_buffer() {
-  return persistent<kCausal>() && KG_FA_TMA_STORE;
+  return persistent<kD, kCausal>() && KG_FA_TMA_STORE;
+}
+// Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2, else 1.
+template <int kD, bool kCausal>
+__host__ __device__ constexpr int q_buffers() {
+  return kCausal && persistent_causal<kD>() == 2 ? 2 : 1;
 }
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
@@ -462,7 +499,7 @@ __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
 template <int kD, int kBlockN, int kWGs, bool kPSmem = false, int kRowSum = 0, bool kPersist = KG_FA_PERSISTENT,
-          bool kOwnO = false>
+          bool kOwnO = false, int kQBufs = 1>
 struct Layout {
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
   static constexpr int kBlockM = 64 * kWGs;  // query rows per CTA
@@ -473,7 +510,7 @@ struct Layout {
   static constexpr int kKVBytes = kKVBoxBytes * kBoxes;  // one K or one V tile
   // Offsets from the 1024-byte aligned base (the 128-byte swizzle repeats every 1024 bytes).
   static constexpr int kQ = 0;
-  static constexpr int kK = kQ + kQBytes;              // kStages K buffers
+  static constexpr int kK = kQ + kQBufs * kQBytes;     // kStages K buffers (after kQBufs Q buffers)
   // KG_FA_MMA_ROWSUM 1: each V buffer followed by a box of ones, so V's stride is two boxes
   static constexpr int kVStride = kKVBytes * (kRowSum == 1 ? 2 : 1);
   static constexpr int kV = kK + kStages * kKVBytes;   // kStages V buffers
@@ -492,8 +529,9 @@ struct Layout {
   static constexpr int kO = kOnes + kOnesBytes;
   static constexpr int kOBytes = kOwnO ? kQBytes : 0;
   static constexpr int kBars = kO + kOBytes;
-  // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent)
-  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + (kPersist ? 1 : 0)) * 8;
+  // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent;
+  // a second Q empty and Q full with two Q buffers)
+  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + (kPersist ? 1 : 0) + 2 * (kQBufs - 1)) * 8;
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
   // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2; with
   // KG_FA_D64_P_SMEM 72 KB of P more: 2 stages, 193 KB).
@@ -505,15 +543,16 @@ struct Layout {
 };
 
 // Barriers after the buffers: Q full, then K full, V full, K empty, V empty (kStages each), then
-// Q empty (KG_FA_PERSISTENT: every consumer warp is done with the item's Q).
+// Q empty (KG_FA_PERSISTENT: every consumer warp is done with the item's Q), then the second Q
+// buffer's empty and full (KG_FA_PERSISTENT_CAUSAL=2).
 struct Bars {
   uint32_t base;
-  __device__ uint32_t q_full() const { return base; }
+  __device__ uint32_t q_full(uint32_t b = 0) const { return base + b * 8 * (4 * kStages + 3); }
   __device__ uint32_t k_full(uint32_t s) const { return base + 8 + 8 * s; }
   __device__ uint32_t v_full(uint32_t s) const { return base + 8 + 8 * (kStages + s); }
   __device__ uint32_t k_empty(uint32_t s) const { return base + 8 + 8 * (2 * kStages + s); }
   __device__ uint32_t v_empty(uint32_t s) const { return base + 8 + 8 * (3 * kStages + s); }
-  __device__ uint32_t q_empty() const { return base + 8 + 8 * (4 * kStages); }
+  __device__ uint32_t q_empty(uint32_t b = 0) const { return base + 8 + 8 * (4 * kStages + b); }
 };
 
 // Copies rows [row0, row0 + rows) of head `bh` (all kD columns, in 64-column boxes) to dst.
@@ -534,9 +573,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
                     T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
-  constexpr bool kPersistent = persistent<kCausal>();
-  constexpr bool kOwnO = own_o_buffer<kCausal>();
-  using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO>;
+  constexpr bool kPersistent = persistent<kD, kCausal>();
+  constexpr bool kOwnO = own_o_buffer<kD, kCausal>();
+  constexpr int kQBufs = q_buffers<kD, kCausal>();
+  using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
@@ -585,8 +625,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 
   const bool producer = threadIdx.x == 0;  // the one thread that issues copies, in both builds
   if (producer) {
-    kg::mbar_init(bars.q_full(), 1);
-    if (kPersistent) kg::mbar_init(bars.q_empty(), kConsumerWarps);
+    for (int b = 0; b < kQBufs; ++b) {
+      kg::mbar_init(bars.q_full(b), 1);
+      if (kPersistent) kg::mbar_init(bars.q_empty(b), kConsumerWarps);
+    }
     for (int s = 0; s < kStages; ++s) {
       kg::mbar_init(bars.k_full(s), 1);
       kg::mbar_init(bars.v_full(s), 1);
@@ -620,9 +662,11 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   }
   const uint32_t rank = kCluster > 1 ? kg::cluster_rank() : 0;
 
+  // The item's Q buffer and its barriers' index (KG_FA_PERSISTENT_CAUSAL=2: the item's parity)
+  auto q_buf = [&]() { return kQBufs > 1 ? static_cast<uint32_t>(it) & 1 : 0u; };
   auto load_q = [&]() {
-    kg::mbar_arrive_expect_tx(bars.q_full(), L::kQBytes);
-    load_rows<kD>(s_q, &q_map, L::kQBoxBytes, m0, bh, bars.q_full());
+    kg::mbar_arrive_expect_tx(bars.q_full(q_buf()), L::kQBytes);
+    load_rows<kD>(s_q + q_buf() * L::kQBytes, &q_map, L::kQBoxBytes, m0, bh, bars.q_full(q_buf()));
   };
   // A K or V tile: the whole of it, or (KG_FA_CLUSTER_M) this CTA's share of its rows, multicast
   // to the cluster; either way the whole tile's bytes complete on each CTA's barrier.
@@ -678,8 +722,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       if constexpr (kPersistent) {
         for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
           take_item(item);
-          // the last item's Q buffer is free once every consumer warp's last S has retired
-          if (it > 0) kg::mbar_wait(bars.q_empty(), (it - 1) & 1);
+          // the Q buffer's last item's is free once every consumer warp's last S of it has retired
+          if (it >= kQBufs) kg::mbar_wait(bars.q_empty(q_buf()), (it / kQBufs - 1) & 1);
           produce_item();
         }
       } else {
@@ -745,7 +789,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 
     // KG_FA_DESC_ITER(_D128) bit 2: the descriptors of this warpgroup's Q rows and of the first K and V
     // buffers, advanced per stage and k-step
-    const uint64_t desc_q = kg::make_desc(s_q + warpgroup * 64 * 128, 16, 1024);
+    const uint32_t s_qi = s_q + q_buf() * L::kQBytes;  // this item's Q buffer
+    const uint64_t desc_q = kg::make_desc(s_qi + warpgroup * 64 * 128, 16, 1024);
     const uint64_t desc_k = kg::make_desc(s_k, 16, 1024);
     const uint64_t desc_v = kg::make_desc(s_v, L::kKVBoxBytes, 1024);
     const uint64_t desc_ones = kg::make_desc(base + L::kOnes, 1024, 1024);  // KG_FA_MMA_ROWSUM 2
@@ -768,7 +813,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
               acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
               kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32), kk);
         } else {
-          const uint32_t q_addr = s_q + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
+          const uint32_t q_addr = s_qi + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
           const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
           kg::WgmmaSS<T, kN>::run(acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
         }
@@ -917,7 +962,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       }
     };
 
-    kg::mbar_wait(bars.q_full(), it & 1);
+    kg::mbar_wait(bars.q_full(q_buf()), (it / kQBufs) & 1);
     // Warpgroup 0 issues first, then 1, ... in a round. Each warpgroup issues n_tiles + 1 times
     // (S(0), the loop, the last P V); the last warpgroup opens the first round and passes the
     // turn on after all but its last.
@@ -1001,7 +1046,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       }
     }
     // Every S of the item has retired: its Q buffer may take the next item's (KG_FA_PERSISTENT).
-    if (kPersistent && arriver) kg::mbar_arrive(bars.q_empty());
+    if (kPersistent && arriver) kg::mbar_arrive(bars.q_empty(q_buf()));
     turn_wait(warpgroup);
     if constexpr (kDiag) {
       if (diag64) {
@@ -1048,7 +1093,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // buffer laid out as it (KG_FA_PERSISTENT_CAUSAL): 8 KB per box, 1024-byte aligned, so a
     // row's 16-byte chunks are swizzled by the row's index mod 8, which is lane / 4 for both of
     // the thread's rows (the warp's 16 and the 8 between them are multiples of 8).
-    const uint32_t s_o = (kOwnO ? base + L::kO : s_q) + warpgroup * 64 * 128;
+    const uint32_t s_o = (kOwnO ? base + L::kO : s_qi) + warpgroup * 64 * 128;
     if constexpr (kOwnO) {
       // KG_FA_PERSISTENT_CAUSAL: the last item's copies have read these rows before any thread
       // of the warpgroup writes them again (named barrier 8 + warpgroup, as below; thread 0 of
@@ -1123,8 +1168,8 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   CUtensorMap v_map;
   constexpr int kBlockN = block_n<kD, kCausal>();
   constexpr int kWGs = consumer_wgs<kD>();
-  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>(), persistent<kCausal>(),
-                   own_o_buffer<kCausal>()>;
+  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>(), persistent<kD, kCausal>(),
+                   own_o_buffer<kD, kCausal>(), q_buffers<kD, kCausal>()>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kCluster = cluster_m<kCausal>();
   const int bh = batch * heads;
@@ -1147,7 +1192,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   constexpr int kSmemBytes = L::kSmemBytes;
   auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs>;
   // (not in the persistent grid, whose narrow instances ptxas serialises: C7511)
-  if constexpr (KG_FA_NARROW_LAST && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() && !persistent<kCausal>()) {
+  if constexpr (KG_FA_NARROW_LAST && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() && !persistent<kD, kCausal>()) {
     // the last key tile's keys (1 to kBlockN), when there is more than one tile
     const int last_keys = seq_k - (seq_k - 1) / kBlockN * kBlockN;
     if (seq_k > kBlockN && last_keys <= 64) kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, 64>;
@@ -1156,7 +1201,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   if (err != cudaSuccess) return err;
   const float scale_log2 = scale * 1.4426950408889634f;
   const int n_m = (seq_q + kBlockM - 1) / kBlockM;
-  if constexpr (persistent<kCausal>()) {
+  if constexpr (persistent<kD, kCausal>()) {
     // One CTA per SM (at most one fits: __launch_bounds__(threads, 1) and the shared memory), none
     // idle: as many as there are work items when those are fewer. The kernel's `heads` is every
     // (batch, head).
