@@ -909,7 +909,7 @@ def test_the_recorded_ncu_profile_of_the_d128_kernels_beside_cudnn():
     def cycles(m):
         return int(m["Elapsed Cycles"].replace(",", ""))
 
-    assert [round(1 - cycles(o) / cycles(c), 3) for o, c in zip(ours, cudnn)] == [0.054, 0.058]
+    assert [round(1 - cycles(o) / cycles(c), 3) for o, c in zip(ours, cudnn, strict=True)] == [0.054, 0.058]
     assert [o["Compute (SM) Throughput"] for o in ours] == ["80.80", "73.26"]
     assert [c["Compute (SM) Throughput"] for c in cudnn] == ["76.09", "68.62"]
     with gzip.open(os.path.join(base, "src-top.csv.gz"), "rt") as f:
