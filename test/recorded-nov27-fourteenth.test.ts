@@ -7,20 +7,7 @@
 //   run 133: the next call: gpu-e2e.sh patch-pr with the BSR change's patch
 //            (patch-pr-h100-run133/change.patch): the pull request's base is the tree without it
 import { describe, expect, it } from 'vitest';
-import { expectPatchPr, expectPush, gzText, loadGz } from './support/recorded.js';
-
-/**
- * The A/A in a push's unpaired rounds: sdpa_cudnn's median over sdpa_default's (SDPA's default
- * picks the same cuDNN kernel on the H100) on the eight headline cases, to 4 places.
- */
-function cudnnOverDefault(name: string): number[] {
-  const doc = loadGz(name);
-  const ms = (variant: string, id: string) =>
-    doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
-  return doc.cases
-    .filter((c) => c.variant === 'sdpa_default' && c.case.includes('S=4096'))
-    .map((c) => Number((ms('sdpa_cudnn', c.case) / ms('sdpa_default', c.case)).toFixed(4)));
-}
+import { cudnnOverDefault, expectPatchPr, expectPush, gzText } from './support/recorded.js';
 
 describe('one H100, serial 1652824030321', () => {
   it('run 132, the push: every variant passes; BSR at 0.80-0.82x of cuBLAS per useful FLOP', () => {

@@ -188,6 +188,19 @@ export function expectPush(
 }
 
 /**
+ * The A/A in a push's unpaired rounds: sdpa_cudnn's median over sdpa_default's (SDPA's default
+ * picks the same cuDNN kernel on the H100) on the eight headline cases, to 4 places.
+ */
+export function cudnnOverDefault(name: string): number[] {
+  const doc = loadGz(name);
+  const ms = (variant: string, id: string) =>
+    doc.cases.find((c) => c.variant === variant && c.case === id)!.timing!.median_ms;
+  return doc.cases
+    .filter((c) => c.variant === 'sdpa_default' && c.case.includes('S=4096'))
+    .map((c) => Number((ms('sdpa_cudnn', c.case) / ms('sdpa_default', c.case)).toFixed(4)));
+}
+
+/**
  * A `gpu-e2e.sh patch-pr` pull request on the GPU named, judged again now: its perf counts
  * [SLOWER, FASTER, SAME, AMBIGUOUS] and verdict as on the machine, each FASTER confirmed in a fresh
  * pair of worker processes, its wall time. Returns the results, the judgement and the action's log.
