@@ -543,10 +543,15 @@ def gains(doc, base="base"):
     return out
 
 
+def copies_over(v, builds, over):
+    """The mean gain of `builds` (copies of one build) over the mean of `over`'s, on one case of gains()."""
+    return (sum(v[b] for b in builds) / len(builds)) / (sum(v[b] for b in over) / len(over))
+
+
 def over_defaults(v, build):
     """A build's gain (one case of gains()) over the mean of the run's two copies of the default,
     base and base2."""
-    return v[build] / ((1 + v["base2"]) / 2)
+    return copies_over(v, [build], ["base", "base2"])
 
 
 def test_the_twelfth_sessions_recorded_runs_checked_every_build_on_every_shape():
@@ -792,11 +797,6 @@ def test_the_key_loop_unrolled_by_two_tiles_pays_at_d64_without_the_mask_only():
     with open(os.path.join(REPO, "kernels", "attention", "cuda", "fa_wgmma.cu")) as f:
         text = f.read()
     assert "#define KG_FA_UNROLL_KEYS 1\n" in text and "#define KG_FA_UNROLL_KEYS_D64 2\n" in text
-
-
-def copies_over(v, builds, over):
-    """The mean gain of `builds` (copies of one build) over the mean of `over`'s, on one case of gains()."""
-    return (sum(v[b] for b in builds) / len(builds)) / (sum(v[b] for b in over) / len(over))
 
 
 def test_the_last_key_tile_64_keys_wide_pays_at_d128_on_three_h100s():

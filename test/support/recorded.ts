@@ -200,6 +200,27 @@ export function cudnnOverDefault(name: string): number[] {
     .map((c) => Number((ms('sdpa_cudnn', c.case) / ms('sdpa_default', c.case)).toFixed(4)));
 }
 
+/** The largest distance from 1 of a push's cuDNN A/A (cudnnOverDefault) over the eight cases. */
+export const cudnnAAMaxDeviation = (name: string) =>
+  Math.max(...cudnnOverDefault(name).map((x) => Math.abs(x - 1)));
+
+/**
+ * Asserts that identity timed a recorded pull request's `variant` because its own source changed,
+ * and nothing else but sdpa_default (attention's control).
+ */
+export function expectOnlyItsVariantTimed(
+  results: KernelgateResults,
+  log: string,
+  variant: string,
+  source: string,
+) {
+  expect(log).toContain(
+    `kernelgate: identity: attention/${variant} is timed: sources differ: ${source} (its own)`,
+  );
+  const timed = results.cases.filter((c) => c.status === 'ok' && c.timing);
+  expect(new Set(timed.map((c) => c.variant))).toEqual(new Set([variant, 'sdpa_default']));
+}
+
 /**
  * A `gpu-e2e.sh patch-pr` pull request on the GPU named, judged again now: its perf counts
  * [SLOWER, FASTER, SAME, AMBIGUOUS] and verdict as on the machine, each FASTER confirmed in a fresh

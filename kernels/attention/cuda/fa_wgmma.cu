@@ -174,9 +174,9 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // Measured on H100s (fifteenth session, scripts/fa-experiment.py, shuffled rounds beside two builds
 // of the default): 1 no gain (run 140: 0.4-1.0 % slower on the four causal cases); 2 (runs 148,
 // 149) 2.2-2.8 % faster at D64 causal (fp16 and bf16, the copies within 1.1 %), at D128 causal
-// 0.7 % slower (fp16) and 1.0 % faster (bf16). So the defaults: 2 at D64 (where the query block
-// is 192 rows and an item's fixed cost the most), 0 at D128; both 0 where the TMA store, the
-// producer warpgroup or the non-persistent grid are turned off.
+// 0.7 % slower (fp16) and 1.0 % faster (bf16). So the defaults: 2 at D64, 0 at D128 (why the
+// head dims differ was not measured); both 0 where the TMA store, the producer warpgroup or the
+// non-persistent grid are turned off.
 #ifndef KG_FA_PERSISTENT_CAUSAL_D64
 #ifdef KG_FA_PERSISTENT_CAUSAL
 #define KG_FA_PERSISTENT_CAUSAL_D64 KG_FA_PERSISTENT_CAUSAL
@@ -498,8 +498,8 @@ constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA 
 __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
-template <int kD, int kBlockN, int kWGs, bool kPSmem = false, int kRowSum = 0, bool kPersist = KG_FA_PERSISTENT,
-          bool kOwnO = false, int kQBufs = 1>
+// kPersist, kOwnO, kQBufs: the instance's persistent(), own_o_buffer() and q_buffers()
+template <int kD, int kBlockN, int kWGs, bool kPSmem, int kRowSum, bool kPersist, bool kOwnO, int kQBufs>
 struct Layout {
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
   static constexpr int kBlockM = 64 * kWGs;  // query rows per CTA
