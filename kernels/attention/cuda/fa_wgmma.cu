@@ -215,6 +215,24 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_NARROW_DIAG
 #define KG_FA_NARROW_DIAG 0
 #endif
+// Keys per tile of the causal D = 128 instances: 128 (the default: a tile per 128-row query block,
+// the diagonal the last tile) or 176 or 192 (the non-causal instances' tile: fewer tiles per
+// item, each with the same fixed cost of waits, turns and releases). Tiles of 176 or 192 keys do
+// not align with the query blocks: the diagonal may cross two tiles (each masked), a warpgroup
+// stops at the last tile its own 64 rows see (KG_FA_WG_SKIP), and under KG_FA_NARROW_CAUSAL that
+// tile is computed 64 keys wide when it holds no more for the warpgroup's rows (decided per
+// warpgroup at run time, a branch between two key steps outside the loop).
+#ifndef KG_FA_CAUSAL_BLOCK_N_D128
+#define KG_FA_CAUSAL_BLOCK_N_D128 128
+#endif
+static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 || KG_FA_CAUSAL_BLOCK_N_D128 == 192,
+              "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 176 or 192");
+// 1 (the default): the causal instances whose key tile is wider than 128 (KG_FA_CAUSAL_BLOCK_N_D128)
+// compute a warpgroup's last tile 64 keys wide where its rows see at most 64 of its keys (as
+// KG_FA_NARROW_LAST does for a sequence's last tile). 0: full width.
+#ifndef KG_FA_NARROW_CAUSAL
+#define KG_FA_NARROW_CAUSAL 1
+#endif
 // 1 (the default, except with KG_FA_PERSISTENT): FlashAttention-3's epilogue: each consumer
 // warpgroup writes its 64 x kD output rows into its own rows of the Q buffer (no S reads Q after
 // the item's last one has retired), in the TMA's 128-byte swizzle, and one of its threads stores
@@ -434,7 +452,7 @@ __host__ __device__ constexpr int q_buffers() {
 template <int kD, bool kCausal>
 __host__ __device__ constexpr int block_n() {
   return kD == 64 && KG_FA_D64_BLOCK_N < 128 ? KG_FA_D64_BLOCK_N
-         : kCausal                          ? 128
+         : kCausal                          ? (kD == 128 ? KG_FA_CAUSAL_BLOCK_N_D128 : 128)
          : kD == 128                        ? KG_FA_BLOCK_N
                                             : KG_FA_D64_BLOCK_N;
 }
@@ -777,8 +795,11 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     float s_acc[kSRegs];
     // KG_FA_NARROW_DIAG: the first warpgroup's 64 keys of the diagonal tile
     constexpr bool kDiag = KG_FA_NARROW_DIAG && kCausal && kBlockN == kBlockM && kWGs == 2;
-    // KG_FA_NARROW_LAST, KG_FA_NARROW_DIAG: the narrower last tile's S
-    float s_last[kLastN < kBlockN ? kLastN / 2 : kDiag ? 32 : 1];
+    // KG_FA_NARROW_DIAG, KG_FA_NARROW_CAUSAL: a warpgroup's last tile 64 keys wide or full, picked
+    // at run time
+    constexpr bool kRtNarrow = kDiag || (KG_FA_NARROW_CAUSAL && kCausal && kBlockN > 128 && !kPSmem);
+    // KG_FA_NARROW_LAST, kRtNarrow: the narrower last tile's S
+    float s_last[kLastN < kBlockN ? kLastN / 2 : kRtNarrow ? 32 : 1];
     float o_acc[kOAll];
     uint32_t p[kPRegs];
     float row_max[2] = {-INFINITY, -INFINITY};  // log2 units, scale folded in
@@ -1032,14 +1053,19 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // KG_FA_NARROW_LAST: the last tile's S in a step of its own, after the loop (so that no
     // branch picks a wgmma's width); launch() picks such an instance only when n_tiles > 1.
     constexpr bool kNarrow = kLastN < kBlockN;
-    // KG_FA_NARROW_DIAG: whether this warpgroup's last tile is the diagonal's 64 keys
-    const bool diag64 = kDiag && warpgroup == 0 && last > 0 && last * kBlockN == m0;
+    // kRtNarrow: whether this warpgroup's last tile is computed 64 keys wide. KG_FA_NARROW_DIAG:
+    // the first warpgroup's diagonal tile; KG_FA_NARROW_CAUSAL: the keys this warpgroup's rows see
+    // of its last tile are at most 64.
+    const bool narrow64 =
+        kDiag ? warpgroup == 0 && last > 0 && last * kBlockN == m0
+              : kRtNarrow && last > 0 &&
+                    (kSkip ? min(seq_k, m0 + warpgroup * 64 + 64) : min(seq_k, m0 + kBlockM)) - last * kBlockN <= 64;
 #pragma unroll kUnrollKeys
-    for (int j = 0; j < last - (kNarrow || kDiag ? 1 : 0); ++j) key_step(j, kFull);
+    for (int j = 0; j < last - (kNarrow || kRtNarrow ? 1 : 0); ++j) key_step(j, kFull);
     if constexpr (kNarrow) {
       key_step(last - 1, Cols<kLastN>{});
-    } else if constexpr (kDiag) {
-      if (diag64) {
+    } else if constexpr (kRtNarrow) {
+      if (narrow64) {
         key_step(last - 1, Cols<64>{});
       } else if (last > 0) {
         key_step(last - 1, kFull);
@@ -1048,8 +1074,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // Every S of the item has retired: its Q buffer may take the next item's (KG_FA_PERSISTENT).
     if (kPersistent && arriver) kg::mbar_arrive(bars.q_empty(q_buf()));
     turn_wait(warpgroup);
-    if constexpr (kDiag) {
-      if (diag64) {
+    if constexpr (kRtNarrow) {
+      if (narrow64) {
         issue_pv(last, Cols<64>{});
       } else {
         issue_pv(last, kFull);
@@ -1192,7 +1218,9 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   constexpr int kSmemBytes = L::kSmemBytes;
   auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs>;
   // (not in the persistent grid, whose narrow instances ptxas serialises: C7511)
-  if constexpr (KG_FA_NARROW_LAST && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() && !persistent<kD, kCausal>()) {
+  // (not causal: a causal item's last tile depends on its query block, KG_FA_NARROW_CAUSAL)
+  if constexpr (KG_FA_NARROW_LAST && !kCausal && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() &&
+                !persistent<kD, kCausal>()) {
     // the last key tile's keys (1 to kBlockN), when there is more than one tile
     const int last_keys = seq_k - (seq_k - 1) / kBlockN * kBlockN;
     if (seq_k > kBlockN && last_keys <= 64) kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, 64>;
