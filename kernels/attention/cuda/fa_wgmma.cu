@@ -225,6 +225,16 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_CAUSAL_BLOCK_N_D128
 #define KG_FA_CAUSAL_BLOCK_N_D128 128
 #endif
+// The order in which a persistent causal grid's CTAs take their items. 0 (the default): CTA c
+// takes items c, c + C, c + 2C, ... of the C CTAs, and launch() lowers C until it is coprime with
+// the query blocks per head, so that every CTA walks every block (132 SMs at 32 blocks per head
+// would give a quarter of the CTAs blocks of 15 key tiles on average, another quarter 18); an SM
+// or more stays idle. 1: every SM takes a CTA, and the rounds snake: in round k the CTAs take
+// items kC .. kC + C - 1, CTA c item kC + c in even rounds and kC + C - 1 - c in odd ones, so each
+// CTA's blocks of two consecutive rounds sum to the same number of key tiles as any other's.
+#ifndef KG_FA_PERSISTENT_ORDER
+#define KG_FA_PERSISTENT_ORDER 0
+#endif
 static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 || KG_FA_CAUSAL_BLOCK_N_D128 == 192,
               "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 176 or 192");
 // 1 (the default): the causal instances whose key tile is wider than 128 (KG_FA_CAUSAL_BLOCK_N_D128)
@@ -640,6 +650,15 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   };
   // A non-persistent CTA's one item
   if constexpr (!kPersistent) take_item(0);
+  // Persistent: the CTA's item after `item`, its it-th (KG_FA_PERSISTENT_ORDER)
+  auto next_item = [&](int item, int it_next) {
+    if constexpr (KG_FA_PERSISTENT_ORDER && kCausal) {
+      return it_next * static_cast<int>(gridDim.x) +
+             static_cast<int>((it_next & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x);
+    } else {
+      return item + static_cast<int>(gridDim.x);
+    }
+  };
 
   const bool producer = threadIdx.x == 0;  // the one thread that issues copies, in both builds
   if (producer) {
@@ -738,7 +757,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         refill_v(n_tiles - 1);
       };
       if constexpr (kPersistent) {
-        for (int item = blockIdx.x; item < n_items; item += gridDim.x, g0 += n_tiles, ++it) {
+        for (int item = blockIdx.x; item < n_items; g0 += n_tiles, ++it, item = next_item(item, it)) {
           take_item(item);
           // the Q buffer's last item's is free once every consumer warp's last S of it has retired
           if (it >= kQBufs) kg::mbar_wait(bars.q_empty(q_buf()), (it / kQBufs - 1) & 1);
@@ -779,7 +798,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   auto release = [](uint32_t bar) { kg::mbar_release<kCluster>(bar); };
   // The items: a persistent CTA's, with the grid's stride, or the one of a CTA per item (the
   // body once, then the break at its end: no loop).
-  for (int item = blockIdx.x;; item += gridDim.x, g0 += n_tiles, ++it) {
+  for (int item = blockIdx.x;; g0 += n_tiles, ++it, item = next_item(item, it)) {
     if constexpr (kPersistent) {
       if (item >= n_items) break;
       take_item(item);
@@ -1252,7 +1271,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
       }
       return a;
     };
-    if (kCausal) {
+    if (kCausal && !KG_FA_PERSISTENT_ORDER) {
       while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
     }
     const dim3 grid(static_cast<unsigned>(ctas));
