@@ -21,8 +21,9 @@
 //
 // kBlockN, the keys per tile, is a template parameter that launch() picks per instance with
 // block_n(): 176 for the non-causal D = 128 instances (FlashAttention-3's tile there: S is
-// m64n176k16, P V 11 k-steps of 16 keys), 128 for D = 64 and causal. -DKG_FA_BLOCK_N=128 gives
-// every instance 128 keys. The default since 2026-11-27 (run 90, scripts/fa-experiment.py on an
+// m64n176k16, P V 11 k-steps of 16 keys), 192 for the causal D = 128 ones
+// (KG_FA_CAUSAL_BLOCK_N_D128, below), 128 for D = 64. -DKG_FA_BLOCK_N=128 gives the non-causal
+// D = 128 instances 128 keys. The default since 2026-11-27 (run 90, scripts/fa-experiment.py on an
 // H100: 1.3 % (fp16) and 2.1 % (bf16) faster than 128 keys at B16 H96 S4096 D128).
 // -DKG_FA_D64_BLOCK_N=192 gives the non-causal D = 64 instances 192 keys (FlashAttention-3's
 // kBlockN at head dim 64 without the causal mask: S m64n192k16, P V 12 k-steps); an experiment's
@@ -176,7 +177,10 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // 149) 2.2-2.8 % faster at D64 causal (fp16 and bf16, the copies within 1.1 %), at D128 causal
 // 0.7 % slower (fp16) and 1.0 % faster (bf16). So the defaults: 2 at D64, 0 at D128 (why the
 // head dims differ was not measured); both 0 where the TMA store, the producer warpgroup or the
-// non-persistent grid are turned off.
+// non-persistent grid are turned off. Again at D128 causal with 128-key tiles (sixteenth session,
+// runs 150 and 151, two more H100s): 0.6 % and 0.4 % slower; with KG_FA_PERSISTENT_ORDER's snake
+// 0.4 % faster (fp16) and 1.5 % slower (bf16). D128 causal now takes 192-key tiles
+// (KG_FA_CAUSAL_BLOCK_N_D128), beside which the persistent grid's buffers do not fit.
 #ifndef KG_FA_PERSISTENT_CAUSAL_D64
 #ifdef KG_FA_PERSISTENT_CAUSAL
 #define KG_FA_PERSISTENT_CAUSAL_D64 KG_FA_PERSISTENT_CAUSAL
@@ -215,28 +219,50 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_NARROW_DIAG
 #define KG_FA_NARROW_DIAG 0
 #endif
-// Keys per tile of the causal D = 128 instances: 128 (the default: a tile per 128-row query block,
-// the diagonal the last tile) or 176 or 192 (the non-causal instances' tile: fewer tiles per
-// item, each with the same fixed cost of waits, turns and releases). Tiles of 176 or 192 keys do
-// not align with the query blocks: the diagonal may cross two tiles (each masked), a warpgroup
-// stops at the last tile its own 64 rows see (KG_FA_WG_SKIP), and under KG_FA_NARROW_CAUSAL that
-// tile is computed 64 keys wide when it holds no more for the warpgroup's rows (decided per
-// warpgroup at run time, a branch between two key steps outside the loop).
+// Keys per tile of the causal D = 128 instances: 128 (a tile per 128-row query block, the
+// diagonal the last tile), 176 or 192 (the default; the non-causal instances' tile widths: fewer
+// tiles per item, each with the same fixed cost of waits, turns and releases). Tiles of 176 or 192
+// keys do not align with the query blocks: the diagonal may cross two tiles (each masked), a
+// warpgroup stops at the last tile its own 64 rows see (KG_FA_WG_SKIP), and under
+// KG_FA_NARROW_CAUSAL that tile is computed 64 keys wide when it holds no more for the warpgroup's
+// rows (decided per warpgroup at run time, a branch between two key steps outside the loop). At
+// 192 keys the warpgroups' last tiles hold 64, 128 or 192 keys in turn (the query blocks step by
+// 128), at 176 any multiple of 16. The default since 2026-11-28 (sixteenth session,
+// scripts/fa-experiment.py with shuffled rounds beside two builds of the old default on three
+// H100s, runs 150-152, B16 H96 S4096): 192 keys 1.1-1.7 % faster at fp16, 0.7-1.8 % at bf16; 176
+// keys 0.5-1.6 % and 0.5-0.9 %; 176 without the narrow last tile no faster (0.2 % faster, 0.8 %
+// slower). Not with the persistent grid (KG_FA_PERSISTENT_CAUSAL_D128), whose second Q buffer and
+// O buffer do not fit beside rings of wider tiles.
 #ifndef KG_FA_CAUSAL_BLOCK_N_D128
-#define KG_FA_CAUSAL_BLOCK_N_D128 128
-#endif
-// The order in which a persistent causal grid's CTAs take their items. 0 (the default): CTA c
-// takes items c, c + C, c + 2C, ... of the C CTAs, and launch() lowers C until it is coprime with
-// the query blocks per head, so that every CTA walks every block (132 SMs at 32 blocks per head
-// would give a quarter of the CTAs blocks of 15 key tiles on average, another quarter 18); an SM
-// or more stays idle. 1: every SM takes a CTA, and the rounds snake: in round k the CTAs take
-// items kC .. kC + C - 1, CTA c item kC + c in even rounds and kC + C - 1 - c in odd ones, so each
-// CTA's blocks of two consecutive rounds sum to the same number of key tiles as any other's.
-#ifndef KG_FA_PERSISTENT_ORDER
-#define KG_FA_PERSISTENT_ORDER 0
+#define KG_FA_CAUSAL_BLOCK_N_D128 192
 #endif
 static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 || KG_FA_CAUSAL_BLOCK_N_D128 == 192,
               "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 176 or 192");
+static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 == 0,
+              "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128 (the persistent grid's Q and O "
+              "buffers do not fit beside wider rings)");
+// The order in which a persistent causal grid's CTAs take their items. 0: CTA c takes items c,
+// c + C, c + 2C, ... of the C CTAs, and launch() lowers C until it is coprime with the query
+// blocks per head, so that every CTA walks every block (132 SMs at 32 blocks per head would give
+// a quarter of the CTAs blocks of 15 key tiles on average, another quarter 18); an SM or more
+// stays idle. 1 (the default): every SM takes a CTA, and the rounds snake: in round k the CTAs
+// take items kC .. kC + C - 1, CTA c item kC + c in even rounds and kC + C - 1 - c in odd ones, so
+// each CTA's blocks of two consecutive rounds sum to the same number of key tiles as any other's.
+// The default since 2026-11-28 (sixteenth session, scripts/fa-experiment.py with shuffled rounds
+// beside two builds of the old order: D64 causal 1.5 % (fp16) and 1.7 % (bf16) faster in run 151,
+// 1.5 % and 1.7 % in run 152 on another H100).
+#ifndef KG_FA_PERSISTENT_ORDER
+#define KG_FA_PERSISTENT_ORDER 1
+#endif
+// P > 0: the producer of a CTA of the non-persistent grid, once it has issued its own loads,
+// brings into the L2 the Q rows of the CTA P x (the SMs) places after it in the grid's order (the
+// one likely to start on some SM about P CTA lifetimes later), so that CTA's first wait, for Q,
+// which no other CTA reads and so comes from DRAM, is an L2 hit. 0 (the default): no prefetch.
+// Measured (run 152, H100, beside two builds of the default): D128 causal 1.2-1.3 % faster at
+// fp16, 0.0-0.2 % slower at bf16, the non-causal cases 0.2-1.6 % slower; so off.
+#ifndef KG_FA_PREFETCH_Q
+#define KG_FA_PREFETCH_Q 0
+#endif
 // 1 (the default): the causal instances whose key tile is wider than 128 (KG_FA_CAUSAL_BLOCK_N_D128)
 // compute a warpgroup's last tile 64 keys wide where its rows see at most 64 of its keys (as
 // KG_FA_NARROW_LAST does for a sequence's last tile). 0: full width.
@@ -747,8 +773,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // CTA alive until the last copy has landed.
     kg::setmaxnreg_dec<producer_regs<kWGs>()>();
     if (producer) {
-      auto produce_item = [&]() {
-        load_q();
+      auto produce_item_kv = [&]() {
         refill_k(0);
         for (int j = 1; j < n_tiles; ++j) {
           refill_k(j);
@@ -761,10 +786,28 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           take_item(item);
           // the Q buffer's last item's is free once every consumer warp's last S of it has retired
           if (it >= kQBufs) kg::mbar_wait(bars.q_empty(q_buf()), (it / kQBufs - 1) & 1);
-          produce_item();
+          load_q();
+          produce_item_kv();
         }
       } else {
-        produce_item();
+        load_q();
+        if constexpr (KG_FA_PREFETCH_Q > 0) {
+          // the CTA P x nsmid places later in the grid's order (x fastest, then y, then z)
+          uint32_t sms;
+          asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+          const int64_t later = blockIdx.x + static_cast<int64_t>(gridDim.x) * (blockIdx.y + static_cast<int64_t>(gridDim.y) * blockIdx.z) +
+                                static_cast<int64_t>(KG_FA_PREFETCH_Q) * sms;
+          const int64_t later_bh = later / gridDim.x;
+          if (later_bh < static_cast<int64_t>(gridDim.y) * gridDim.z) {
+            const int x = static_cast<int>(later % gridDim.x);
+            const int later_m0 = (kCausal ? gridDim.x - 1 - x : x) * kBlockM;
+#pragma unroll
+            for (int box = 0; box < kD / kBoxCols; ++box) {
+              kg::tma_prefetch_3d(&q_map, box * kBoxCols, later_m0, static_cast<int>(later_bh));
+            }
+          }
+        }
+        produce_item_kv();
       }
       if constexpr (kCluster > 1) {
         // The last releases of every buffer (its use by tile j, parity phase_of(j)): after them no
@@ -1259,8 +1302,9 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
     const int64_t items = static_cast<int64_t>(n_m) * bh;
     if (items > INT32_MAX) return cudaErrorInvalidValue;
     int ctas = items < sms ? static_cast<int>(items) : sms;
-    // Causal items differ in work (their query block's key tiles). CTA c takes items c, c + ctas,
-    // ..., whose query blocks step by ctas mod n_m: with ctas coprime to n_m every CTA walks every
+    // Causal items differ in work (their query block's key tiles). KG_FA_PERSISTENT_ORDER 1: the
+    // kernel snakes through the rounds, which evens it out. 0: CTA c takes items c, c + ctas, ...,
+    // whose query blocks step by ctas mod n_m: with ctas coprime to n_m every CTA walks every
     // block in turn, so each averages the same work (132 CTAs at n_m = 32 would give a quarter of
     // them blocks of 15 key tiles on average and another quarter 18).
     auto gcd = [](int a, int b) {
