@@ -13,7 +13,9 @@
 // scripts/fa-experiment.py) this form ran the headline cases 1.17-1.28× as fast as the earlier one.
 //
 // The causal D = 64 instances run a persistent grid instead of a CTA per query block, with two Q
-// buffers (KG_FA_PERSISTENT_CAUSAL_D64, below: 2.2-2.8 % faster there on an H100, 2026-11-28).
+// buffers (KG_FA_PERSISTENT_CAUSAL_D64, below: 2.2-2.8 % faster there on an H100, 2026-11-28),
+// every SM's CTA taking its items in a snake (KG_FA_PERSISTENT_ORDER); the causal D = 128 ones take
+// 192-key tiles (KG_FA_CAUSAL_BLOCK_N_D128), 128 for sequences of at most 128 keys.
 //
 // -DKG_FA_PRODUCER_WG=0 builds the earlier form: 256 threads, thread 0 of the first consumer
 // warpgroup also the producer, so that warp stalls inside the key loop until the other warpgroup
@@ -229,9 +231,9 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // 192 keys the warpgroups' last tiles hold 64, 128 or 192 keys in turn (the query blocks step by
 // 128), at 176 any multiple of 16. The default since 2026-11-28 (sixteenth session,
 // scripts/fa-experiment.py with shuffled rounds beside two builds of the old default on three
-// H100s, runs 150-152, B16 H96 S4096): 192 keys 1.1-1.7 % faster at fp16, 0.7-1.8 % at bf16; 176
-// keys 0.5-1.6 % and 0.5-0.9 %; 176 without the narrow last tile no faster (0.2 % faster, 0.8 %
-// slower). Not with the persistent grid (KG_FA_PERSISTENT_CAUSAL_D128), whose second Q buffer and
+// H100s, runs 150-152, B16 H96 S4096): 192 keys 1.0-1.7 % faster at fp16, 0.7-1.8 % at bf16; 176
+// keys 0.5-1.6 % and 0.5-0.9 %; 176 without the narrow last tile no faster (0.2 % and 0.8 %
+// slower). A sequence of at most 128 keys takes the 128-key instance (dispatch()). Not with the persistent grid (KG_FA_PERSISTENT_CAUSAL_D128), whose second Q buffer and
 // O buffer do not fit beside rings of wider tiles.
 #ifndef KG_FA_CAUSAL_BLOCK_N_D128
 #define KG_FA_CAUSAL_BLOCK_N_D128 192
@@ -249,8 +251,10 @@ static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 =
 // take items kC .. kC + C - 1, CTA c item kC + c in even rounds and kC + C - 1 - c in odd ones, so
 // each CTA's blocks of two consecutive rounds sum to the same number of key tiles as any other's.
 // The default since 2026-11-28 (sixteenth session, scripts/fa-experiment.py with shuffled rounds
-// beside two builds of the old order: D64 causal 1.5 % (fp16) and 1.7 % (bf16) faster in run 151,
-// 1.5 % and 1.7 % in run 152 on another H100).
+// beside two builds of the old order: D64 causal 1.4-2.1 % (fp16) and 1.7-2.5 % (bf16) faster in
+// run 151, two builds with the same D64 code; 1.4 % and 1.7 % in run 152 on another H100). The
+// harness's pull request (run 154) also read D64 causal at S = 1000 23 % faster: its 36 items had
+// 35 CTAs (coprime with the 6 query blocks), one of which ran two.
 #ifndef KG_FA_PERSISTENT_ORDER
 #define KG_FA_PERSISTENT_ORDER 1
 #endif
@@ -402,13 +406,14 @@ static_assert(!KG_FA_MMA_ROWSUM_D128 || (!KG_FA_D128_P_SMEM && !KG_FA_FORCE_OVER
 // then zeroed entirely (S, the softmax and P V: about 3 % of the causal work at S = 4096). The
 // warpgroup still takes its turns in the ping-pong for the tiles it skips, and releases their K
 // and V buffers in each turn as the others do, so the round and the producer's refills are
-// unchanged. No effect where the tiles align with the warpgroups (D = 128: 128 rows, 128 keys).
+// unchanged. No effect where the tiles align with the warpgroups (D = 128 on 128-key tiles).
 // Needs the producer warpgroup (without it thread 0 of the first warpgroup refills the rings
 // from inside its key loop). The default since 2026-11-27 (thirteenth session, run 126 on an
 // H100, scripts/fa-experiment.py with shuffled rounds beside two builds without it: 1.7-2.0 %
 // faster at D = 64 causal; the gate's paired verdict, run 127: FASTER there, 1.9-2.2 %); the
-// instances whose key tiles are multiples of the CTA's rows (D = 128 causal) keep the code they
-// had. 0: every warpgroup walks the CTA's tiles.
+// instances whose key tiles are multiples of the CTA's rows (D = 128 causal on 128-key tiles) keep
+// the code they had (on 192-key tiles, KG_FA_CAUSAL_BLOCK_N_D128, they take it). 0: every
+// warpgroup walks the CTA's tiles.
 #ifndef KG_FA_WG_SKIP
 #define KG_FA_WG_SKIP KG_FA_PRODUCER_WG
 #endif

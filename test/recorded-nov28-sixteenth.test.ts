@@ -1,0 +1,89 @@
+// Issue 28's harness runs of 2026-11-28, sixteenth session (test/fixtures/recorded/README.md,
+// "sixteenth session"), judged again with today's code, through scripts/device/go.sh, one store,
+// fastjsonschema installed (nvidia-h100-x1, NVIDIA H100 80GB HBM3):
+//   run 153: a push of e8200e1 (causal D128 on 192-key tiles, the persistent causal D64 grid's
+//            rounds snaking over every SM, and the fifteenth session's two Q buffers there, which
+//            no push had measured), cold, serial 1752824028489
+//   run 154: the next call on that machine: gpu-e2e.sh patch-pr with the session's kernel change
+//            (patch-pr-h100-run154/change.patch: fa_wgmma.cu and tma.cuh since ea16fc3)
+//   run 155: another H100 (serial 1752624012923), cold: patch-pr with the fix of run 154's two
+//            SLOWER cases (a causal D128 sequence of at most 128 keys back on the 128-key instance)
+import { describe, expect, it } from 'vitest';
+import {
+  cudnnAAMaxDeviation,
+  cudnnOverDefault,
+  expectOnlyItsVariantTimed,
+  expectPatchPr,
+  expectPush,
+  gzText,
+} from './support/recorded.js';
+
+describe('one H100, serial 1752824028489', () => {
+  it('run 153, the push: every variant passes; the causal D64 cases past 1.10x SDPA default, bf16 D128 causal too', () => {
+    // (run 145, the last push, on another H100: 1.053, 1.047, 1.107, 1.073, 1.081, 1.077, 1.147,
+    // 1.082; BSR 0.797, 0.815, its kernel unchanged since)
+    expectPush('push-h100-run153', '1752824028489', {
+      ratios: [1.05, 1.062, 1.125, 1.102, 1.082, 1.112, 1.152, 1.11],
+      bsr: [0.823, 0.839],
+      wall: 378.6,
+    });
+    // the balanced rounds' A/A: the one cuDNN kernel under two names within 2.2 % on all eight
+    expect(cudnnOverDefault('push-h100-run153')).toHaveLength(8);
+    expect(cudnnAAMaxDeviation('push-h100-run153')).toBeCloseTo(0.022, 3);
+  });
+
+  it('run 154, the pull request of the causal tiles and order: FASTER on the four causal headline cases, SLOWER at S = 77 causal D128', () => {
+    const { doc, j, log } = expectPatchPr(
+      'patch-pr-h100-run154',
+      '1752824028489',
+      [2, 6, 208, 0],
+      144,
+    );
+    expect(j.cases.filter((c) => c.perf === 'FASTER').map((c) => c.caseId)).toEqual([
+      'dtype=fp16,B=16,H=96,S=4096,D=128,causal=true',
+      'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true',
+      'dtype=bf16,B=16,H=96,S=4096,D=128,causal=true',
+      'dtype=bf16,B=16,H=96,S=4096,D=64,causal=true',
+      // the snake's every SM: 36 items of D64 causal at S = 1000 had 35 CTAs (coprime with the
+      // 6 query blocks), one of which ran two items
+      'dtype=fp16,B=2,H=3,S=1000,D=64,causal=true',
+      'dtype=bf16,B=2,H=3,S=1000,D=64,causal=true',
+    ]);
+    // a sequence of 77 keys in one 192-key tile: 64 more keys computed than in a 128-key one
+    expect(j.cases.filter((c) => c.perf === 'SLOWER').map((c) => c.caseId)).toEqual([
+      'dtype=fp16,B=2,H=3,S=77,D=128,causal=true',
+      'dtype=bf16,B=2,H=3,S=77,D=128,causal=true',
+    ]);
+    expect(log.match(/confirm: .* SLOWER again/g)).toHaveLength(2);
+    expectOnlyItsVariantTimed(doc, log, 'cuda_fa_wgmma', 'kernels/attention/cuda/fa_wgmma.cu');
+    expect(log).toContain(
+      'attention/cuda_fa_wgmma dtype=fp16,B=16,H=96,S=4096,D=128,causal=true confirm: ×0.9851 [0.9662, 0.9912] 24 pairs 12 blocks decided: FASTER again',
+    );
+    expect(gzText('patch-pr-h100-run154', 'report.md.gz')).toContain(
+      '- 🟢 **attention/cuda\\_fa\\_wgmma** FASTER on 6 cases, up to −22.9 %: SASS HGMMA 384 → 488',
+    );
+  });
+});
+
+describe('another H100, serial 1752624012923', () => {
+  it('run 155, the pull request that gives short causal D128 sequences the 128-key instance back: FASTER there, nothing else moved', () => {
+    const { doc, j, log } = expectPatchPr(
+      'patch-pr-h100-run155',
+      '1752624012923',
+      [0, 2, 214, 0],
+      241.6,
+    );
+    expect(j.cases.filter((c) => c.perf === 'FASTER').map((c) => c.caseId)).toEqual([
+      'dtype=fp16,B=2,H=3,S=77,D=128,causal=true',
+      'dtype=bf16,B=2,H=3,S=77,D=128,causal=true',
+    ]);
+    expectOnlyItsVariantTimed(doc, log, 'cuda_fa_wgmma', 'kernels/attention/cuda/fa_wgmma.cu');
+    expect(log).toContain(
+      'attention/cuda_fa_wgmma dtype=fp16,B=2,H=3,S=77,D=128,causal=true confirm: ×0.8055 [0.8034, 0.8061] 24 pairs 12 blocks decided: FASTER again',
+    );
+    // two more instances (the 128-key causal D128 one per dtype): their wgmmas and loads
+    expect(gzText('patch-pr-h100-run155', 'report.md.gz')).toContain(
+      '- 🟢 **attention/cuda\\_fa\\_wgmma** FASTER on 2 cases, up to −19.4 %: SASS HGMMA 488 → 552, UTMALDG 80 → 100',
+    );
+  });
+});
