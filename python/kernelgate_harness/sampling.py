@@ -136,7 +136,14 @@ class Sampler:
         return b.spin_ms[v]
 
     def sample_round(self, b, order, r):
-        """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}."""
+        """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}.
+
+        The whole round is queued first; then, for each variant in turn, the host waits until the
+        GPU has run its sample and reads the SM clock and the power: what the variant ran at (both
+        move over milliseconds, so a reading taken as its successor begins is still its own).
+        Until 2026-11-28 they were read as each sample was queued, before the GPU had run any of
+        the round, so every variant of a round got the same reading, the clock of the lead-in
+        (push run 153: the eight variants of each headline case had the same series)."""
         pending = []
         b.next_round(self.torch, r)
         l2 = getattr(self, "l2", None)
@@ -146,14 +153,20 @@ class Sampler:
             self.lead_in(b, order[0], r)
         for v in order:
             self.mark(v, "bench")
-            t = self.sample_one(b, v, r)
-            clk = self.nvml.sm_clock_mhz() if self.nvml and self.nvml.ok else None
-            pw = self.nvml.power_w() if self.nvml and self.nvml.ok else None
-            pending.append((v, t, clk, pw))
+            pending.append((v, self.sample_one(b, v, r)))
+        nvml = self.nvml if self.nvml and self.nvml.ok else None
+        read = []
+        for v, t in pending:
+            clk = pw = None
+            if nvml is not None:
+                if isinstance(t, EventSample):
+                    t.wait_end()
+                clk, pw = nvml.sm_clock_mhz(), nvml.power_w()
+            read.append((v, t, clk, pw))
         if self.device == "cuda":
             self.torch.cuda.synchronize()
         out = {}
-        for v, t, clk, pw in pending:
+        for v, t, clk, pw in read:
             ms = t() if callable(t) else t
             out[v] = (ms, clk, pw)
             s = b.samples[v]
@@ -209,4 +222,20 @@ class Sampler:
         p.record(start)
         fn()
         p.record(end)
-        return lambda: p.elapsed_time(start, end) / per
+        return EventSample(p, start, end, per)
+
+
+class EventSample:
+    """One CUDA sample: its event pair, read (called) after the round's synchronisation; wait_end
+    blocks the host until the GPU has run it (sample_round's clock reading)."""
+
+    __slots__ = ("p", "start", "end", "per")
+
+    def __init__(self, p, start, end, per):
+        self.p, self.start, self.end, self.per = p, start, end, per
+
+    def __call__(self):
+        return self.p.elapsed_time(self.start, self.end) / self.per
+
+    def wait_end(self):
+        self.p.event_synchronize(self.end)
