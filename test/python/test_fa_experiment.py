@@ -119,6 +119,7 @@ def dry_run(tmp_path_factory):
         "--build", "c128=-DKG_FA_CAUSAL_BLOCK_N_D128=128", "--build", "c176=-DKG_FA_CAUSAL_BLOCK_N_D128=176",
         "--build", "pcwide=-DKG_FA_PERSISTENT_CAUSAL=1", "--build", "cbad=-DKG_FA_CAUSAL_BLOCK_N_D128=160",
         "--build", "ord0=-DKG_FA_PERSISTENT_ORDER=0", "--build", "pq=-DKG_FA_PREFETCH_Q=1",
+        "--build", "nc2=-DKG_FA_NARROW_CAUSAL=2",
         "--out", str(out),
     )
     return r, json.loads(out.read_text())
@@ -131,7 +132,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     r, doc = dry_run
     assert r.returncode == 1  # some builds failed (the static assertions'); the others went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old", "n128", "wg2", "pers", "stg", "nl0", "nd", "pc", "c128", "c176", "ord0", "pq"):
+    for name in ("base", "old", "n128", "wg2", "pers", "stg", "nl0", "nd", "pc", "c128", "c176", "ord0", "pq", "nc2"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -164,7 +165,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert set(regs["wg2"]) == set(regs["base"]) and set(regs["wg2"].values()) == {168}
     # the persistent grid, the threads' stores instead of the TMA store: the same registers at launch
     assert regs["pers"] == regs["nl0"] == {i: r for i, r in regs["base"].items() if "last64" not in i}
-    assert regs["stg"] == regs["base"] == regs["ord0"] == regs["pq"]
+    assert regs["stg"] == regs["base"] == regs["ord0"] == regs["pq"] == regs["nc2"]
     assert regs["nd"] == regs["pc"] == regs["c128"]
     # the 256-thread form (KG_FA_D64_WG3 follows KG_FA_PRODUCER_WG, so D64 has two consumers there)
     # 222: the two N176 instances (224 their last64); 158: D64 without the mask, its key loop
@@ -274,6 +275,9 @@ def test_the_sass_holds_hgmma_and_only_the_producer_warpgroup_sets_its_registers
     assert builds["base"]["sass"]["HGMMA"] == c128["HGMMA"] + 2 * 84
     assert builds["c176"]["sass"]["HGMMA"] == c128["HGMMA"] + 2 * 80
     assert c128["HGMMA"] == 384 and c128["USETMAXREG"] == 20 and c128["UTMASTG"] == 16
+    # KG_FA_NARROW_CAUSAL=2: each causal N192 instance's third choice of last step, 128 keys wide (S 8
+    # k-steps of m64n128k16, P V 12) and last tile (P V 8): 28 more wgmmas
+    assert builds["nc2"]["sass"]["HGMMA"] == builds["base"]["sass"]["HGMMA"] + 2 * 28
     # the snake's order and the Q prefetch: the same wgmmas, register moves and stores
     for name in ("ord0", "pq"):
         assert {k: builds[name]["sass"][k] for k in ("HGMMA", "USETMAXREG", "UTMASTG", "UTMALDG")} == {

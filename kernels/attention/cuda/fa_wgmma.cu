@@ -269,10 +269,14 @@ static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 =
 #endif
 // 1 (the default): the causal instances whose key tile is wider than 128 (KG_FA_CAUSAL_BLOCK_N_D128)
 // compute a warpgroup's last tile 64 keys wide where its rows see at most 64 of its keys (as
-// KG_FA_NARROW_LAST does for a sequence's last tile). 0: full width.
+// KG_FA_NARROW_LAST does for a sequence's last tile). 2: also 128 keys wide where they see 65 to
+// 128 (at 192 keys a third of the warpgroups' last tiles: S an m64n128 wgmma into 64 registers of
+// its own, no spills, no serialised wgmma with nvcc 13.0; into S's last 64 registers ptxas
+// serialised every wgmma, C7511). Built 2026-11-28, not yet measured. 0: full width.
 #ifndef KG_FA_NARROW_CAUSAL
 #define KG_FA_NARROW_CAUSAL 1
 #endif
+static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARROW_CAUSAL: 0, 1 or 2");
 // 1 (the default, except with KG_FA_PERSISTENT): FlashAttention-3's epilogue: each consumer
 // warpgroup writes its 64 x kD output rows into its own rows of the Q buffer (no S reads Q after
 // the item's last one has retired), in the TMA's 128-byte swizzle, and one of its threads stores
@@ -866,7 +870,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // at run time
     constexpr bool kRtNarrow = kDiag || (KG_FA_NARROW_CAUSAL && kCausal && kBlockN > 128 && !kPSmem);
     // KG_FA_NARROW_LAST, kRtNarrow: the narrower last tile's S
-    float s_last[kLastN < kBlockN ? kLastN / 2 : kRtNarrow ? 32 : 1];
+    float s_last[kLastN < kBlockN ? kLastN / 2 : kRtNarrow ? (KG_FA_NARROW_CAUSAL == 2 && !kDiag ? 64 : 32) : 1];
     float o_acc[kOAll];
     uint32_t p[kPRegs];
     float row_max[2] = {-INFINITY, -INFINITY};  // log2 units, scale folded in
@@ -1123,10 +1127,12 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // kRtNarrow: whether this warpgroup's last tile is computed 64 keys wide. KG_FA_NARROW_DIAG:
     // the first warpgroup's diagonal tile; KG_FA_NARROW_CAUSAL: the keys this warpgroup's rows see
     // of its last tile are at most 64.
+    const int last_keys = (kSkip ? min(seq_k, m0 + warpgroup * 64 + 64) : min(seq_k, m0 + kBlockM)) - last * kBlockN;
     const bool narrow64 =
-        kDiag ? warpgroup == 0 && last > 0 && last * kBlockN == m0
-              : kRtNarrow && last > 0 &&
-                    (kSkip ? min(seq_k, m0 + warpgroup * 64 + 64) : min(seq_k, m0 + kBlockM)) - last * kBlockN <= 64;
+        kDiag ? warpgroup == 0 && last > 0 && last * kBlockN == m0 : kRtNarrow && last > 0 && last_keys <= 64;
+    // KG_FA_NARROW_CAUSAL 2: 128 keys wide where the last tile holds 65 to 128 of them
+    constexpr bool kNarrow128 = !kDiag && kRtNarrow && KG_FA_NARROW_CAUSAL == 2 && kBlockN > 128;
+    const bool narrow128 = kNarrow128 && last > 0 && last_keys <= 128;
 #pragma unroll kUnrollKeys
     for (int j = 0; j < last - (kNarrow || kRtNarrow ? 1 : 0); ++j) key_step(j, kFull);
     if constexpr (kNarrow) {
@@ -1134,6 +1140,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     } else if constexpr (kRtNarrow) {
       if (narrow64) {
         key_step(last - 1, Cols<64>{});
+      } else if (kNarrow128 && narrow128) {
+        key_step(last - 1, Cols<128>{});
       } else if (last > 0) {
         key_step(last - 1, kFull);
       }
@@ -1144,6 +1152,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     if constexpr (kRtNarrow) {
       if (narrow64) {
         issue_pv(last, Cols<64>{});
+      } else if (kNarrow128 && narrow128) {
+        issue_pv(last, Cols<128>{});
       } else {
         issue_pv(last, kFull);
       }
