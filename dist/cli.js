@@ -41433,12 +41433,14 @@ function resourceChanges(base, head) {
       const from = valueOf(before.get(key), r);
       const to = valueOf(after.get(key), r);
       if (from === to) continue;
+      const only = !before.has(key) ? "head" : !after.has(key) ? "base" : void 0;
       out.push({
         resource: r,
         function: fn.name,
         ...arch ? { arch } : {},
         ...from !== void 0 ? { from } : {},
-        ...to !== void 0 ? { to } : {}
+        ...to !== void 0 ? { to } : {},
+        ...only ? { only } : {}
       });
     }
   }
@@ -47147,12 +47149,31 @@ function profileRows(w) {
     ["ncu top stalls", stalls(a), stalls(b), ""]
   ];
 }
+function resourceLines(changes) {
+  const name = (r) => `${esc(r.function)}${r.arch ? ` (${esc(r.arch)})` : ""}`;
+  const key = (r) => `${r.function}\0${r.arch ?? ""}`;
+  const oneSided = /* @__PURE__ */ new Map();
+  for (const r of changes) {
+    if (r.only) oneSided.set(key(r), [...oneSided.get(key(r)) ?? [], r]);
+  }
+  const lines = [];
+  for (const r of changes) {
+    if (!r.only) {
+      lines.push(`- ${name(r)}: ${r.resource} ${r.from ?? "absent"} → ${r.to ?? "absent"}`);
+      continue;
+    }
+    const all = oneSided.get(key(r));
+    if (!all) continue;
+    oneSided.delete(key(r));
+    const facts = all.map((c) => `${c.resource} ${r.only === "head" ? c.to : c.from}`).join(", ");
+    lines.push(`- ${name(r)}: only in the ${r.only}'s build (${facts})`);
+  }
+  return lines;
+}
 function functionLines(w, full) {
-  const list = full ? w.build.resources : w.build.resources.slice(0, FUNCTIONS_IN_COMMENT);
-  const lines = list.map(
-    (r) => `- ${esc(r.function)}${r.arch ? ` (${esc(r.arch)})` : ""}: ${r.resource} ${r.from ?? "absent"} → ${r.to ?? "absent"}`
-  );
-  const rest = w.build.resources.length - list.length;
+  const all = resourceLines(w.build.resources);
+  const lines = full ? all : all.slice(0, FUNCTIONS_IN_COMMENT);
+  const rest = all.length - lines.length;
   return rest > 0 ? [...lines, `- … ${rest} more: in the full report`] : lines;
 }
 var BASE_FROM = {

@@ -9,6 +9,8 @@
 //   run 155: another H100 (serial 1752624012923), cold: patch-pr with the fix of run 154's two
 //            SLOWER cases (a causal D128 sequence of at most 128 keys back on the 128-key instance)
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/index.js';
+import { judge } from '../src/pipeline/index.js';
 import {
   cudnnAAMaxDeviation,
   cudnnOverDefault,
@@ -16,7 +18,16 @@ import {
   expectPatchPr,
   expectPush,
   gzText,
+  loadGz,
+  ROOT,
 } from './support/recorded.js';
+
+/** A kernel of fa_wgmma.cu as the comment names it: nvcc's mangled name, escaped for Markdown. */
+const kernel = (hash: string, type: string, tile: number) =>
+  `\\_ZN44\\_GLOBAL\\_\\_N\\_\\_${hash}\\_11\\_fa\\_wgmma\\_cu\\_62f15b6b15fa\\_wgmma\\_kernelI${type}Li128ELb1ELi${tile}ELi2ELi${tile}EEEv14CUtensorMap\\_stS2\\_S2\\_S2\\_PT\\_iiif (sm\\_90a)`;
+const BF16 = '13\\_\\_nv\\_bfloat16';
+const FP16 = '6\\_\\_half';
+const RESOURCES = '(spills 0, registers 168, stack 0, shared memory 0)';
 
 describe('one H100, serial 1752824028489', () => {
   it('run 153, the push: every variant passes; the causal D64 cases past 1.10x SDPA default, bf16 D128 causal too', () => {
@@ -62,6 +73,28 @@ describe('one H100, serial 1752824028489', () => {
     expect(gzText('patch-pr-h100-run154', 'report.md.gz')).toContain(
       '- 🟢 **attention/cuda\\_fa\\_wgmma** FASTER on 6 cases, up to −22.9 %: SASS HGMMA 384 → 488',
     );
+  });
+
+  it("run 154's evidence: the causal D128 kernels re-instantiated on 192-key tiles, a line per kernel only one side built", () => {
+    // (the comment on the machine listed each of the four kernels' four resources as "absent" on
+    // one side: 16 lines)
+    const { comment } = judge(
+      loadGz('patch-pr-h100-run154'),
+      undefined,
+      loadConfig(ROOT),
+      'pr',
+    ).rendered;
+    expect(comment).toContain(
+      [
+        `- ${kernel('2558f6e7', BF16, 128)}: only in the base's build ${RESOURCES}`,
+        `- ${kernel('2558f6e7', FP16, 128)}: only in the base's build ${RESOURCES}`,
+        `- ${kernel('bca4d520', BF16, 192)}: only in the head's build ${RESOURCES}`,
+        `- ${kernel('bca4d520', FP16, 192)}: only in the head's build ${RESOURCES}`,
+        '',
+        '</details>',
+      ].join('\n'),
+    );
+    expect(comment).not.toContain('absent');
   });
 });
 

@@ -19,9 +19,11 @@ export interface ResourceChange {
   /** the device function as ptxas named it (mangled), and its target */
   function: string;
   arch?: string;
-  /** undefined: the function is not in that side's build */
+  /** undefined: the function is not in that side's build, or that side did not record it */
   from?: number;
   to?: number;
+  /** the side whose build alone has the function (a kernel added or removed, or re-instantiated) */
+  only?: 'base' | 'head';
 }
 
 export interface OpcodeChange {
@@ -117,12 +119,14 @@ function resourceChanges(base: BuildRecord, head: BuildRecord): ResourceChange[]
       const from = valueOf(before.get(key), r);
       const to = valueOf(after.get(key), r);
       if (from === to) continue;
+      const only = !before.has(key) ? 'head' : !after.has(key) ? 'base' : undefined;
       out.push({
         resource: r,
         function: fn.name,
         ...(arch ? { arch } : {}),
         ...(from !== undefined ? { from } : {}),
         ...(to !== undefined ? { to } : {}),
+        ...(only ? { only } : {}),
       });
     }
   }

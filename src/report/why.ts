@@ -2,7 +2,7 @@
 // (src/judge/why.ts), then the evidence folded: what was built base against head, the tuned
 // configuration and the Triton kernel it compiled to, and Nsight Compute's comparison where the run profiled both revisions. Everything
 // that came from the results (names, opcodes, configurations, stall reasons) is escaped.
-import { movedText, type WhyMoved, whyItMoved } from '../judge/index.js';
+import { movedText, type ResourceChange, type WhyMoved, whyItMoved } from '../judge/index.js';
 import { type Cell, fixed, table } from '../lib/index.js';
 import type { NcuRun } from '../results/index.js';
 import { esc, trusted } from './cells.js';
@@ -142,13 +142,37 @@ function profileRows(w: WhyMoved): Cell[][] {
   ];
 }
 
+/**
+ * A line per resource that moved in a function both sides built, and one per function only one
+ * side built, with its resources (H100 run 154: two kernels re-instantiated with a new template
+ * argument read as 16 lines of "absent").
+ */
+function resourceLines(changes: readonly ResourceChange[]): string[] {
+  const name = (r: ResourceChange) => `${esc(r.function)}${r.arch ? ` (${esc(r.arch)})` : ''}`;
+  const key = (r: ResourceChange) => `${r.function}\u0000${r.arch ?? ''}`;
+  const oneSided = new Map<string, ResourceChange[]>();
+  for (const r of changes) {
+    if (r.only) oneSided.set(key(r), [...(oneSided.get(key(r)) ?? []), r]);
+  }
+  const lines: string[] = [];
+  for (const r of changes) {
+    if (!r.only) {
+      lines.push(`- ${name(r)}: ${r.resource} ${r.from ?? 'absent'} → ${r.to ?? 'absent'}`);
+      continue;
+    }
+    const all = oneSided.get(key(r));
+    if (!all) continue; // listed with its first resource
+    oneSided.delete(key(r));
+    const facts = all.map((c) => `${c.resource} ${r.only === 'head' ? c.to : c.from}`).join(', ');
+    lines.push(`- ${name(r)}: only in the ${r.only}'s build (${facts})`);
+  }
+  return lines;
+}
+
 function functionLines(w: WhyMoved, full: boolean): string[] {
-  const list = full ? w.build.resources : w.build.resources.slice(0, FUNCTIONS_IN_COMMENT);
-  const lines = list.map(
-    (r) =>
-      `- ${esc(r.function)}${r.arch ? ` (${esc(r.arch)})` : ''}: ${r.resource} ${r.from ?? 'absent'} → ${r.to ?? 'absent'}`,
-  );
-  const rest = w.build.resources.length - list.length;
+  const all = resourceLines(w.build.resources);
+  const lines = full ? all : all.slice(0, FUNCTIONS_IN_COMMENT);
+  const rest = all.length - lines.length;
   return rest > 0 ? [...lines, `- … ${rest} more: in the full report`] : lines;
 }
 
