@@ -176,7 +176,7 @@ export function bsrPerUsefulFlop(results: KernelgateResults, places = 2): number
 export function expectPush(
   name: string,
   serial: string,
-  want: { ratios: number[]; bsr: number[]; wall: number },
+  want: { ratios: number[]; bsr: number[]; wall: number; cudnnAA?: number },
 ) {
   const doc = loadGz(name);
   expect(gpuLines(name)[0]).toContain(serial);
@@ -185,6 +185,11 @@ export function expectPush(
   expect(headlineRatios(doc, 'cuda_fa_wgmma')).toEqual(want.ratios);
   expect(bsrPerUsefulFlop(doc, 3)).toEqual(want.bsr);
   expect(wallOf(name)).toBe(want.wall);
+  if (want.cudnnAA !== undefined) {
+    // the balanced rounds' A/A: the one cuDNN kernel under two names, on all eight headline cases
+    expect(cudnnOverDefault(name)).toHaveLength(8);
+    expect(cudnnAAMaxDeviation(name)).toBeCloseTo(want.cudnnAA, 3);
+  }
 }
 
 /**
