@@ -110,15 +110,11 @@ def test_each_variant_gets_the_clock_and_power_it_ran_at():
     assert {v: x[1] for v, x in out.items()} == {"c": 1650.0, "b": 1500.0, "a": 1800.0}
 
 
-def test_without_nvml_the_host_does_not_wait_for_the_samples():
+def test_without_nvml_the_host_does_not_wait_for_the_samples(monkeypatch):
     gpu = Gpu()
     s, b = sampler(gpu, None), Bench(gpu, ["a", "b"])
     waited = []
-    orig = EventSample.wait_end
-    EventSample.wait_end = lambda self: waited.append(self)  # type: ignore[method-assign]
-    try:
-        out = s.sample_round(b, ["a", "b"], 0)
-    finally:
-        EventSample.wait_end = orig  # type: ignore[method-assign]
+    monkeypatch.setattr(EventSample, "wait_end", lambda self: waited.append(self))
+    out = s.sample_round(b, ["a", "b"], 0)
     assert out == {"a": (1.0, None, None), "b": (2.0, None, None)}
     assert waited == [] and b.samples["a"]["clk"] == []

@@ -1085,8 +1085,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // kBlockM (D = 128 causal: 128 and 128), where the branch below would only cost (run 127: the
     // D = 128 causal cases 0.7 % slower with it).
     constexpr bool kSkip = kCausal && KG_FA_WG_SKIP && kBlockN % kBlockM != 0;
-    const int n_mine =
-        kSkip ? min(n_tiles, (min(seq_k, m0 + warpgroup * 64 + 64) + kBlockN - 1) / kBlockN) : n_tiles;
+    // the keys this warpgroup's rows see (the CTA's without KG_FA_WG_SKIP), and its key tiles
+    const int keys_mine = kSkip ? min(seq_k, m0 + warpgroup * 64 + 64) : kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
+    const int n_mine = kSkip ? min(n_tiles, (keys_mine + kBlockN - 1) / kBlockN) : n_tiles;
     const int last = n_mine - 1;
     // KG_FA_UNROLL_KEYS(_D64): two key tiles per iteration where it pays (1 keeps the loop as
     // it was, instruction for instruction); D64's only with the tile it was measured on (128 keys,
@@ -1127,7 +1128,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // kRtNarrow: whether this warpgroup's last tile is computed 64 keys wide. KG_FA_NARROW_DIAG:
     // the first warpgroup's diagonal tile; KG_FA_NARROW_CAUSAL: the keys this warpgroup's rows see
     // of its last tile are at most 64.
-    const int last_keys = (kSkip ? min(seq_k, m0 + warpgroup * 64 + 64) : min(seq_k, m0 + kBlockM)) - last * kBlockN;
+    const int last_keys = keys_mine - last * kBlockN;  // in this warpgroup's last tile
     const bool narrow64 =
         kDiag ? warpgroup == 0 && last > 0 && last * kBlockN == m0 : kRtNarrow && last > 0 && last_keys <= 64;
     // KG_FA_NARROW_CAUSAL 2: 128 keys wide where the last tile holds 65 to 128 of them
@@ -1140,8 +1141,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     } else if constexpr (kRtNarrow) {
       if (narrow64) {
         key_step(last - 1, Cols<64>{});
-      } else if (kNarrow128 && narrow128) {
-        key_step(last - 1, Cols<128>{});
+      } else if (narrow128) {
+        if constexpr (kNarrow128) key_step(last - 1, Cols<128>{});  // (no 128-key step built otherwise)
       } else if (last > 0) {
         key_step(last - 1, kFull);
       }
@@ -1152,8 +1153,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     if constexpr (kRtNarrow) {
       if (narrow64) {
         issue_pv(last, Cols<64>{});
-      } else if (kNarrow128 && narrow128) {
-        issue_pv(last, Cols<128>{});
+      } else if (narrow128) {
+        if constexpr (kNarrow128) issue_pv(last, Cols<128>{});
       } else {
         issue_pv(last, kFull);
       }
