@@ -42612,8 +42612,13 @@ function noTargetProblem(status, found, candidates) {
     status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
   } else {
     status.caseId = found[0]?.case;
+    const untimed = (c) => c.identical !== void 0 && !c.timing;
+    if (found.every(untimed)) {
+      status.problem = `every candidate is identical in base and head, verified and not timed in this run (${found.map((c) => c.variant).join(", ")})`;
+      return;
+    }
     const why2 = found.map(
-      (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
+      (c) => untimed(c) ? `${c.variant} identical in base and head, not timed` : `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
     );
     status.problem = `no candidate passed on the headline case (${why2.join(", ")})`;
   }

@@ -93,6 +93,19 @@ describe('one H100, serial 1752824028489', () => {
     );
     expect(comment).not.toContain('absent');
   });
+
+  it("run 154's headline: block-sparse, identical in base and head, is said to be not timed, not to have failed", () => {
+    const { comment } = judge(
+      loadGz('patch-pr-h100-run154'),
+      undefined,
+      loadConfig(ROOT),
+      'pr',
+    ).rendered;
+    expect(comment).toContain(
+      '| bsr\\_gemm dtype=fp16, M=8192, N=8192, K=8192, block=128, topk=16 | no value: every candidate is identical in base and head, verified and not timed in this run (triton\\_bsr, cuda\\_bsr\\_mma, cuda\\_bsr\\_wgmma, cuda\\_bsr\\_wgmma\\_ws) |',
+    );
+    expect(comment).not.toContain('no candidate passed');
+  });
 });
 
 describe('another H100, serial 1752624012923', () => {

@@ -181,9 +181,18 @@ function noTargetProblem(status: TierStatus, found: CaseResult[], candidates: st
         : `the headline case did not pass (correctness ${c.correctness?.status ?? 'unchecked'})`;
   } else {
     status.caseId = found[0]?.case;
-    const why = found.map(
-      (c) =>
-        `${c.variant} ${c.status === 'ok' ? `correctness ${c.correctness?.status ?? 'unchecked'}` : c.status}`,
+    // identity before timing: a candidate identical in base and head is verified, not timed (a
+    // pull request's run of another kernel: H100 run 154 read "no candidate passed" beside four
+    // that passed)
+    const untimed = (c: CaseResult) => c.identical !== undefined && !c.timing;
+    if (found.every(untimed)) {
+      status.problem = `every candidate is identical in base and head, verified and not timed in this run (${found.map((c) => c.variant).join(', ')})`;
+      return;
+    }
+    const why = found.map((c) =>
+      untimed(c)
+        ? `${c.variant} identical in base and head, not timed`
+        : `${c.variant} ${c.status === 'ok' ? `correctness ${c.correctness?.status ?? 'unchecked'}` : c.status}`,
     );
     status.problem = `no candidate passed on the headline case (${why.join(', ')})`;
   }
