@@ -21,6 +21,7 @@
 #include "../../common/cuda/ptx.cuh"
 #include "../../common/cuda/tma.cuh"
 #include "../../common/cuda/wgmma.cuh"
+#include "../../common/cuda/wgmma_ops.cuh"
 #include "bsr_entry.cuh"
 
 // Tile order (issue 28's experiment, scripts/bsr-experiment.py; runs 97 and 109 on H100s: no gain
@@ -60,12 +61,25 @@ static_assert(KG_BSR_CLUSTER_N == 1 || KG_BSR_GROUP_ROWS == 0, "KG_BSR_CLUSTER_N
 #define KG_BSR_TILE_K 64
 #endif
 static_assert(KG_BSR_TILE_K == 64 || KG_BSR_TILE_K == 32, "KG_BSR_TILE_K: 64 or 32");
-// The ring's depth: stages of one K step (48 KB each at 64, 24 KB at 32). The default fills the
-// shared memory beside the staging (4 at 64, 8 at 32); 3 at 64 leaves room for a whole output
-// tile's staging (KG_BSR_TMA_STORE 4), and was 6-8 % slower than 4 (run 130): the loads' latency
-// wants every stage.
+// The output tile's width: 256 columns (the default: two consumer warpgroups of 64 x 256, 128
+// accumulators a thread), 320 or 384 (160 or 192 accumulators: one m64n256 wgmma and one m64n64 or
+// m64n128 on the next boxes of B; issue 28, the seventeenth session). The kernel is bound by the
+// L2's bandwidth (ncu, run 135: 79 % busy); B's bytes per FLOP are fixed by the tile's 128 rows
+// (a block row), and A's (multicast across the cluster) fall as the tile widens: 40 KB a K step
+// per 4.2 MFLOP at 256, 56 KB per 6.3 MFLOP at 384 (-9 % bytes per FLOP), 48 KB per 5.2 MFLOP at
+// 320 (-6 %). A width past 256 costs its ring a stage (three of 64 or 56 KB) and pads n's last
+// strip (8192 columns: 22 strips of 384, 3 % past n; 26 of 320, 1.6 %). Measured (run 156, H100,
+// beside two builds of the default): 384 2.3-3.0 % slower at 8192^3, 320 5 % slower; so 256.
+#ifndef KG_BSR_TILE_N
+#define KG_BSR_TILE_N 256
+#endif
+static_assert(KG_BSR_TILE_N == 256 || KG_BSR_TILE_N == 320 || KG_BSR_TILE_N == 384, "KG_BSR_TILE_N: 256, 320 or 384");
+// The ring's depth: stages of one K step (48 KB each at 64, 24 KB at 32; 56 and 64 KB at tile
+// widths 320 and 384). The default fills the shared memory beside the staging (4 at 64, 8 at 32,
+// 3 at the wider tiles); 3 at 64 leaves room for a whole output tile's staging (KG_BSR_TMA_STORE
+// 4), and was 6-8 % slower than 4 (run 130): the loads' latency wants every stage.
 #ifndef KG_BSR_STAGES
-#define KG_BSR_STAGES (256 / KG_BSR_TILE_K)
+#define KG_BSR_STAGES (KG_BSR_TILE_N == 256 ? 256 / KG_BSR_TILE_K : 3 * 64 / KG_BSR_TILE_K)
 #endif
 static_assert(KG_BSR_STAGES >= 2 && KG_BSR_STAGES <= 8, "KG_BSR_STAGES: 2 to 8");
 // The epilogue. 0 (the default): each consumer thread stores its accumulators to C with 4-byte
@@ -78,7 +92,7 @@ static_assert(KG_BSR_STAGES >= 2 && KG_BSR_STAGES <= 8, "KG_BSR_STAGES: 2 to 8")
 // B = 2 1.18-1.22x as fast as 0 at 8192^3 (fp16 and bf16), B = 1 within 1 % of 2, B = 4 (with
 // three stages) 1.13x. The default: 2.
 #ifndef KG_BSR_TMA_STORE
-#define KG_BSR_TMA_STORE 2
+#define KG_BSR_TMA_STORE (KG_BSR_TILE_N == 320 ? 1 : 2)  // 320 columns: five boxes
 #endif
 static_assert(KG_BSR_TMA_STORE == 0 || KG_BSR_TMA_STORE == 1 || KG_BSR_TMA_STORE == 2 || KG_BSR_TMA_STORE == 4,
               "KG_BSR_TMA_STORE: 0, 1, 2 or 4");
@@ -97,7 +111,7 @@ static_assert(KG_BSR_L2_HINT >= 0 && KG_BSR_L2_HINT <= 2, "KG_BSR_L2_HINT: 0, 1 
 namespace {
 
 constexpr int kTileM = 128;  // = bm
-constexpr int kTileN = 256;
+constexpr int kTileN = KG_BSR_TILE_N;
 constexpr int kTileK = KG_BSR_TILE_K;  // one 128-byte (64-byte) swizzle row of fp16
 constexpr int kARowBytes = kTileK * 2;
 // A's descriptors: K-major, 8-row groups kARowBytes * 8 apart, the swizzle of its rows
@@ -115,7 +129,17 @@ constexpr int kCBoxBytes = 64 * kBoxN * 2;                 // one 64 x 64 output
 constexpr int kStagingBytes = KG_BSR_TMA_STORE * kCBoxBytes;  // per consumer warpgroup
 constexpr int kSmemBytes = 1024 + kRingBytes + 2 * kStagingBytes + 2 * kStages * 8;  // slack, ring, staging, barriers
 static_assert(kSmemBytes <= 232448, "the ring and the staging buffers exceed the 227 KB of shared memory a CTA may have");
+static_assert((kTileN / kBoxN) % (KG_BSR_TMA_STORE ? KG_BSR_TMA_STORE : 1) == 0,
+              "KG_BSR_TMA_STORE: the tile's 64-column output boxes must come in whole groups of it");
 constexpr int kCluster = KG_BSR_CLUSTER_N;
+// Past 256 columns a consumer thread holds 160 or 192 accumulators, more than the 168 registers
+// of 384 threads: the producer warpgroup gives its registers back (setmaxnreg, as
+// FlashAttention-3's producer does) and the consumers take 240 (128 x 24 + 256 x 240 = 64512 of
+// the SM's 65536). ptxas then allocates the consumers' code within 240 (216 used at 384, no spills).
+constexpr bool kWideTile = kTileN > 256;
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "setmaxnreg: over the register file");
 constexpr int kARows = kTileM / kCluster;  // rows of each A tile one CTA of a cluster loads
 
 template <typename T>
@@ -175,6 +199,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // `it` counts K steps across tiles, so the ring's stages and phases run on across tile
   // boundaries and the producer fills the next tile's stages during the consumers' epilogue.
   if (warpgroup == 0) {
+    if constexpr (kWideTile) kg::setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x != 0) return;
     [[maybe_unused]] uint64_t keep_a = 0, drop_b = 0;
     if constexpr (KG_BSR_L2_HINT != 0) {
@@ -230,6 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     return;
   }
 
+  if constexpr (kWideTile) kg::setmaxnreg_inc<kConsumerRegs>();
   const int consumer = warpgroup - 1;
   const int lane = threadIdx.x & 31;
   const int warp_in_group = (threadIdx.x >> 5) & 3;
@@ -254,7 +280,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int k16 = 0; k16 < kTileK / 16; ++k16) {
         const uint64_t desc_a = kg::make_desc(a_tile + k16 * 32, 16, 8 * kARowBytes, kASwizzleMode);
         const uint64_t desc_b = kg::make_desc(b_tile + k16 * 16 * 128, kBBoxBytes, 1024);
-        kg::Wgmma<T, kTileN>::run(acc, desc_a, desc_b);
+        kg::Wgmma<T, 256>::run(acc, desc_a, desc_b);
+        if constexpr (kTileN > 256) {
+          // the columns past 256: B's boxes 4 on, the accumulators past 128
+          kg::WgmmaSSt<T, kTileN - 256>::run(acc + 128, desc_a, kg::desc_advance(desc_b, 4 * kBBoxBytes));
+        }
       }
       kg::wgmma_commit();
       // The group committed one step ago has retired: its stage goes back to the producer.
