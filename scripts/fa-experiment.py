@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "python"), str(REPO)]
 
 from kernelgate_harness.compiled import triton_cuobjdump  # noqa: E402
+from kernelgate_harness.device import SPIN_CYCLES_PER_MS  # noqa: E402
 from kernelgate_harness.manifest import case_id, load_manifest  # noqa: E402
 
 MANIFEST = REPO / "kernels" / "attention" / "kernel.yml"
@@ -106,6 +107,14 @@ def add_run_arguments(p, reference):
     p.add_argument("--warmup-s", type=float, default=1.0, help=f"warm-up of each build and {reference} on its first call of a case (default 1 s)")
     p.add_argument("--burst-ms", type=float, default=20.0, help="about how long one timed burst of calls lasts (default 20 ms)")
     p.add_argument(
+        "--cool-ms",
+        type=float,
+        default=0.0,
+        help="a GPU spin of this many ms (at the maximum SM clock; torch.cuda._sleep, little power) queued before each "
+        "timed burst, outside its events: the GPU spends that share of the time cool, as in the harness's rounds, whose "
+        "samples run at higher clocks than back-to-back bursts (default 0: none)",
+    )
+    p.add_argument(
         "--order",
         choices=("shuffle", "rotate"),
         default="shuffle",
@@ -140,6 +149,8 @@ def read_builds(p, args):
         p.error("--build: give at least one, e.g. --build base=")
     if args.rounds < 1:
         p.error(f"--rounds {args.rounds}: must be at least 1")
+    if not args.cool_ms >= 0:
+        p.error(f"--cool-ms {args.cool_ms}: must be 0 or more")
     if not args.dry_run and not args.out:
         p.error("--out: required unless --dry-run")
 
@@ -373,11 +384,14 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
     after = {name: [] for name, _ in runners}
     fns = dict(runners)
     orders = round_orders([name for name, _ in runners], args.rounds, args.order, what)
+    cool_cycles = int(args.cool_ms * SPIN_CYCLES_PER_MS)
     for r, order in enumerate(orders):
         for i, name in enumerate(order):
             fn = fns[name]
             after[name].append(order[i - 1] if i else None)
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if cool_cycles:
+                torch.cuda._sleep(cool_cycles)  # the burst starts as the spin ends: the host's launch hidden too
             begin.record()
             for _ in range(plan[name]):
                 fn(inputs, out)

@@ -42,6 +42,8 @@ def run(*args):
         (["--build", "a=", "--cases", "D=96", "--dry-run"], "--cases D=96: D=96 is not one of 128, 64"),
         (["--build", "a=", "--cases", "heads=3", "--dry-run"], "--cases heads=3: 'heads=3' is not KEY=VALUE with KEY one of dtype, D, causal"),
         (["--build", "a=", "--rounds", "0", "--out", "x.json"], "--rounds 0: must be at least 1"),
+        (["--build", "a=", "--cool-ms", "-1", "--out", "x.json"], "--cool-ms -1.0: must be 0 or more"),
+        (["--build", "a=", "--cool-ms", "nan", "--out", "x.json"], "--cool-ms nan: must be 0 or more"),
         (["--build", "a="], "--out: required unless --dry-run"),
         (["--dry-run"], "--build: give at least one, e.g. --build base="),
     ],
@@ -501,6 +503,38 @@ def test_each_burst_records_the_sm_clock_it_ran_at(monkeypatch):
     monkeypatch.setattr(fa, "sm_clock_reader", lambda: None)
     plain = fa.time_runners(fake_torch, runners, {}, None, args, "case")
     assert "sm_clock_mhz" not in plain["a"] and len(plain["a"]["samples_ms"]) == 4
+
+
+def test_cool_ms_queues_a_spin_before_each_timed_burst_outside_its_events(monkeypatch):
+    """--cool-ms X: a GPU spin of X ms (in cycles at 1.98 GHz, the harness's SPIN_CYCLES_PER_MS) is
+    queued before each timed burst's start event, none in the warm-up; 0 (the default) queues none."""
+    from kernels.attention import bench
+
+    fake_torch = on_the_cpu(monkeypatch, bench)
+    log = []
+    fake_torch.cuda._sleep = lambda cycles: log.append(("spin", cycles))
+    real_event = fake_torch.cuda.Event
+
+    class Event(real_event):
+        def record(self, *a, **k):
+            log.append("event")
+            return super().record(*a, **k)
+
+    fake_torch.cuda.Event = Event
+    runners = [("a", lambda inputs, out: log.append("a")), ("b", lambda inputs, out: log.append("b"))]
+    args = fa.parse_args(["--build", "x=", "--out", "u.json", "--rounds", "2", "--warmup-s", "0", "--burst-ms", "0", "--cool-ms", "2.5"])
+    timing = fa.time_runners(fake_torch, runners, {}, None, args, "case", clock=lambda: 1500.0)
+    assert len(timing["a"]["samples_ms"]) == 2
+    timed = log[log.index(("spin", 4_950_000)) :]
+    # each burst: the spin, its start event, its one call, its end event
+    bursts = [timed[i : i + 4] for i in range(0, len(timed), 4)]
+    assert len(bursts) == 4 and all(b[0] == ("spin", 4_950_000) and b[1] == "event" and b[3] == "event" for b in bursts)
+    assert ("spin", 4_950_000) not in log[: log.index(("spin", 4_950_000))]  # none in the warm-up
+    log.clear()
+    plain = fa.parse_args(["--build", "x=", "--out", "u.json", "--rounds", "2", "--warmup-s", "0"])
+    assert plain.cool_ms == 0.0
+    fa.time_runners(fake_torch, runners, {}, None, plain, "case", clock=lambda: 1500.0)
+    assert not any(isinstance(x, tuple) for x in log)
 
 
 def test_profile_calls_each_checked_runner_once_inside_the_nvtx_range_and_times_nothing(monkeypatch):
