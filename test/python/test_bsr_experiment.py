@@ -420,3 +420,23 @@ def test_one_call_a_burst_times_the_launch_and_a_higher_clock():
         (20, "fp16"): (0.931, 1.635, 1500.0, 31),
         (20, "bf16"): (0.943, 1.562, 1575.0, 29),
     }
+
+
+def test_cool_ms_reads_bsr_as_the_harness_does():
+    """Run 160 (H100 serial 1653224080450, 2026-11-28): one call a burst behind a 1.5 ms spin
+    (--cool-ms 1.5, which also keeps the host's launch out of the events): cuBLAS at 1.25 ms and
+    1890-1980 MHz, our kernel at 0.396-0.409 ms: 0.77-0.79x per useful FLOP, near the harness's
+    0.80-0.84x (runs 153, 157), where 20 ms bursts read 0.93-0.94x (run 159)."""
+    import gzip
+
+    path = os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run160", "bsr-cool1.5.json.gz")
+    with gzip.open(path) as f:
+        doc = json.load(f)
+    assert doc["gpu"]["serial"] == "1653224080450" and doc["failures"] == []
+    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    big = {c["params"]["dtype"]: c["timing"] for c in doc["cases"] if c["params"]["M"] == 8192}
+    got = {
+        d: (round(t["base"]["per_useful_flop_vs_cublas"], 3), round(t["cublas_dense"]["median_ms"], 3), t["base"]["calls_per_burst"])
+        for d, t in big.items()
+    }
+    assert got == {"fp16": (0.766, 1.251, 1), "bf16": (0.786, 1.245, 1)}
