@@ -40323,6 +40323,33 @@ function baselineNotes(results, baseline, judged, pairedCases, newCases) {
   }
   return ["No baseline was given: every case is NEW."];
 }
+function timedVariants(run2, kernel) {
+  return new Set(
+    run2.cases.filter((c) => c.kernel === kernel && c.status === "ok" && c.timing?.median_ms !== void 0).map((c) => c.variant)
+  );
+}
+function roundMixNotes(results, baseline, cases2) {
+  if (!baseline) return [];
+  const judged = new Set(
+    cases2.filter((c) => c.method === "baseline" && c.perf !== "MISSING" && c.perf !== "NEW").map((c) => c.kernel)
+  );
+  const notes = [];
+  for (const kernel of [...judged].sort()) {
+    const now = timedVariants(results, kernel);
+    const then = timedVariants(baseline, kernel);
+    const added = [...now].filter((v) => !then.has(v)).sort();
+    const gone = [...then].filter((v) => !now.has(v)).sort();
+    if (added.length === 0 && gone.length === 0) continue;
+    const what = [
+      ...added.length ? [`timed now, not then: ${added.join(", ")}`] : [],
+      ...gone.length ? [`timed then, not now: ${gone.join(", ")}`] : []
+    ].join("; ");
+    notes.push(
+      `${kernel}: the variants timed beside one another differ from the stored run's (${what}). A round's other variants set the SM clock its samples run at, so this kernel's figures judged against the stored run can move without a change of code; pairs (a pull request against its base) do not.`
+    );
+  }
+  return notes;
+}
 function storedControlNotes(stored) {
   const n = stored.demoted.length;
   const verdicts = `${n} FASTER or SLOWER verdict${n === 1 ? "" : "s"} of kernels`;
@@ -40407,6 +40434,7 @@ function compare(results, baseline, config) {
       ),
       ...pairedNotes(results, config, controls, demoted.length),
       ...storedControlNotes(stored),
+      ...roundMixNotes(results, judged.state === "compared" ? baseline : void 0, cases2),
       ...[
         noiseNote(config, results, cases2.filter((c) => c.method === "baseline").length),
         belowThresholdNote(cases2)

@@ -155,6 +155,41 @@ describe('compare over the synthetic fixtures', () => {
     expect(missing.every((c) => c.correctness === 'MISSING')).toBe(true);
   });
 
+  it("says which kernel's timed variants differ from the stored run's, since a round's mix sets the clock", () => {
+    const current = clone(load('aa-current.json'));
+    // attention without sdpa_flash tonight, and a new variant of bsr_gemm beside its others
+    current.cases = current.cases.filter((c) => c.variant !== 'sdpa_flash');
+    const extra = structuredClone(current.cases.find((c) => c.variant === 'triton_bsr')!);
+    extra.variant = 'cuda_bsr_*new*';
+    current.cases.push(extra);
+    const notes = compare(current, baseline, config).notes.filter((n) =>
+      n.includes('beside one another'),
+    );
+    expect(notes).toEqual([
+      "attention: the variants timed beside one another differ from the stored run's (timed then, not now: sdpa_flash). " +
+        "A round's other variants set the SM clock its samples run at, so this kernel's figures judged against the " +
+        'stored run can move without a change of code; pairs (a pull request against its base) do not.',
+      "bsr_gemm: the variants timed beside one another differ from the stored run's (timed now, not then: cuda_bsr_*new*). " +
+        "A round's other variants set the SM clock its samples run at, so this kernel's figures judged against the " +
+        'stored run can move without a change of code; pairs (a pull request against its base) do not.',
+    ]);
+    // a variant that failed tonight is not timed: the mix differs too
+    const failed = clone(load('aa-current.json'));
+    const gemm = failed.cases.find((c) => c.variant === 'torch_copy')!;
+    gemm.status = 'error';
+    delete gemm.timing;
+    expect(
+      compare(failed, baseline, config).notes.filter((n) => n.includes('beside one another')),
+    ).toEqual([expect.stringMatching(/^gemm: .*\(timed then, not now: torch_copy\)/)]);
+    // the same mix: no note; no stored run compared: none either
+    expect(
+      compare(clone(load('aa-current.json')), baseline, config).notes.join('\n'),
+    ).not.toContain('beside one another');
+    expect(compare(current, undefined, config).notes.join('\n')).not.toContain(
+      'beside one another',
+    );
+  });
+
   it('is AMBIGUOUS, not a verdict, with too few samples', () => {
     const current = clone(baseline);
     const timing = current.cases[0]?.timing;

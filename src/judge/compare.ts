@@ -247,6 +247,54 @@ function baselineNotes(
   return ['No baseline was given: every case is NEW.'];
 }
 
+/** The variants of `kernel` that `run` timed (a median). */
+function timedVariants(run: KernelgateResults, kernel: string): Set<string> {
+  return new Set(
+    run.cases
+      .filter((c) => c.kernel === kernel && c.status === 'ok' && c.timing?.median_ms !== undefined)
+      .map((c) => c.variant),
+  );
+}
+
+/**
+ * A note per kernel judged against the stored run whose timed variants differ from the stored
+ * run's. The variants of a case are sampled round by round, so a round's other variants set the
+ * SM clock its samples run at: on an H100 at its 700 W cap the same attention kernel ran at 1447
+ * MHz back to back and at 1965 MHz between cool kernels, and read 1.10x and 1.05x SDPA default
+ * (docs/notes/kernel-gaps.md, the seventeenth session). Pairs share their round mix and cancel it;
+ * a comparison with a stored run whose mix differs does not.
+ */
+function roundMixNotes(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  cases: CaseComparison[],
+): string[] {
+  if (!baseline) return [];
+  const judged = new Set(
+    cases
+      .filter((c) => c.method === 'baseline' && c.perf !== 'MISSING' && c.perf !== 'NEW')
+      .map((c) => c.kernel),
+  );
+  const notes: string[] = [];
+  for (const kernel of [...judged].sort()) {
+    const now = timedVariants(results, kernel);
+    const then = timedVariants(baseline, kernel);
+    const added = [...now].filter((v) => !then.has(v)).sort();
+    const gone = [...then].filter((v) => !now.has(v)).sort();
+    if (added.length === 0 && gone.length === 0) continue;
+    const what = [
+      ...(added.length ? [`timed now, not then: ${added.join(', ')}`] : []),
+      ...(gone.length ? [`timed then, not now: ${gone.join(', ')}`] : []),
+    ].join('; ');
+    notes.push(
+      `${kernel}: the variants timed beside one another differ from the stored run's (${what}). ` +
+        "A round's other variants set the SM clock its samples run at, so this kernel's figures judged " +
+        'against the stored run can move without a change of code; pairs (a pull request against its base) do not.',
+    );
+  }
+  return notes;
+}
+
 /** Notes on the references judged against the stored run: the machine moved, or some controls. */
 function storedControlNotes(stored: ReturnType<typeof applyStoredControls>): string[] {
   const n = stored.demoted.length;
@@ -369,6 +417,7 @@ export function compare(
       ),
       ...pairedNotes(results, config, controls, demoted.length),
       ...storedControlNotes(stored),
+      ...roundMixNotes(results, judged.state === 'compared' ? baseline : undefined, cases),
       ...[
         noiseNote(config, results, cases.filter((c) => c.method === 'baseline').length),
         belowThresholdNote(cases),
