@@ -26,6 +26,9 @@ const kernel = (hash: string, type: string, tile: number) =>
 const BF16 = '13\\_\\_nv\\_bfloat16';
 const FP16 = '6\\_\\_half';
 const RESOURCES = '(spills 0, registers 168, stack 0, shared memory 0)';
+/** Run 154's pull-request comment as today's code renders it (no stored baseline: its pairs). */
+const run154Comment = () =>
+  judge(loadGz('patch-pr-h100-run154'), undefined, loadConfig(ROOT), 'pr').rendered.comment;
 
 describe('one H100, serial 1752824028489', () => {
   it('run 153, the push: every variant passes; the causal D64 cases past 1.10x SDPA default, bf16 D128 causal too', () => {
@@ -75,12 +78,7 @@ describe('one H100, serial 1752824028489', () => {
   it("run 154's evidence: the causal D128 kernels re-instantiated on 192-key tiles, a line per kernel only one side built", () => {
     // (the comment on the machine listed each of the four kernels' four resources as "absent" on
     // one side: 16 lines)
-    const { comment } = judge(
-      loadGz('patch-pr-h100-run154'),
-      undefined,
-      loadConfig(ROOT),
-      'pr',
-    ).rendered;
+    const comment = run154Comment();
     expect(comment).toContain(
       [
         `- ${kernel('2558f6e7', BF16, 128)}: only in the base's build ${RESOURCES}`,
@@ -95,12 +93,7 @@ describe('one H100, serial 1752824028489', () => {
   });
 
   it("run 154's headline: block-sparse, identical in base and head, is said to be not timed, not to have failed", () => {
-    const { comment } = judge(
-      loadGz('patch-pr-h100-run154'),
-      undefined,
-      loadConfig(ROOT),
-      'pr',
-    ).rendered;
+    const comment = run154Comment();
     expect(comment).toContain(
       '| bsr\\_gemm dtype=fp16, M=8192, N=8192, K=8192, block=128, topk=16 | no value: every candidate is identical in base and head, verified and not timed in this run (triton\\_bsr, cuda\\_bsr\\_mma, cuda\\_bsr\\_wgmma, cuda\\_bsr\\_wgmma\\_ws) |',
     );

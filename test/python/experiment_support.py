@@ -1,8 +1,21 @@
 """What the experiment scripts' CPU tests share (test_fa_experiment.py, test_bsr_experiment.py):
-run_case without a GPU."""
+run_case without a GPU, and their recorded runs' JSON."""
 
+import gzip
+import json
 import time
 import types
+from pathlib import Path
+
+RECORDED = Path(__file__).resolve().parents[2] / "test" / "fixtures" / "recorded"
+
+
+def recorded_experiment(kind, run, stem=None):
+    """The JSON a recorded H100 run of scripts/<kind>-experiment.py wrote:
+    test/fixtures/recorded/<kind>-experiment-h100-run<run>/<stem>.json.gz (stem: kind unless given,
+    e.g. fa-burst0 for a run of several invocations)."""
+    with gzip.open(RECORDED / f"{kind}-experiment-h100-run{run}" / f"{stem or kind}.json.gz") as f:
+        return json.load(f)
 
 
 class Event:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from experiment_support import on_the_cpu
+from experiment_support import on_the_cpu, recorded_experiment
 
 from conftest import REPO
 from kernelgate_harness.manifest import load_manifest
@@ -27,12 +27,9 @@ def run(*args):
     return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=900)
 
 
-def recorded(run):
+def recorded(run, stem=None):
     """The JSON of a recorded H100 run of this script (test/fixtures/recorded/bsr-experiment-h100-run<run>/)."""
-    import gzip
-
-    with gzip.open(os.path.join(REPO, "test", "fixtures", "recorded", f"bsr-experiment-h100-run{run}", "bsr.json.gz")) as f:
-        return json.load(f)
+    return recorded_experiment("bsr", run, stem)
 
 
 def big_gains(doc):
@@ -396,13 +393,9 @@ def test_one_call_a_burst_times_the_launch_and_a_higher_clock():
     within the events (0.486 against 0.439 ms): 0.69-0.71x per useful FLOP; in bursts, at 1500-1575
     MHz, 0.93-0.94x. Our kernel, bound by the L2, gains little from the SM clock (run 157: 0.417 ms
     at 1815 MHz) where cuBLAS gains 20-25 %: the harness's higher clocks are what hold BSR at 0.80x."""
-    import gzip
-
     got = {}
     for b in (0, 20):
-        path = os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run159", f"bsr-burst{b}.json.gz")
-        with gzip.open(path) as f:
-            doc = json.load(f)
+        doc = recorded(159, f"bsr-burst{b}")
         assert doc["gpu"]["serial"] == "1652624054224" and doc["failures"] == []
         assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
         for c in doc["cases"]:
@@ -427,11 +420,7 @@ def test_cool_ms_reads_bsr_as_the_harness_does():
     (--cool-ms 1.5, which also keeps the host's launch out of the events): cuBLAS at 1.25 ms and
     1890-1980 MHz, our kernel at 0.396-0.409 ms: 0.77-0.79x per useful FLOP, near the harness's
     0.80-0.84x (runs 153, 157), where 20 ms bursts read 0.93-0.94x (run 159)."""
-    import gzip
-
-    path = os.path.join(REPO, "test", "fixtures", "recorded", "bsr-experiment-h100-run160", "bsr-cool1.5.json.gz")
-    with gzip.open(path) as f:
-        doc = json.load(f)
+    doc = recorded(160, "bsr-cool1.5")
     assert doc["gpu"]["serial"] == "1653224080450" and doc["failures"] == []
     assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
     big = {c["params"]["dtype"]: c["timing"] for c in doc["cases"] if c["params"]["M"] == 8192}

@@ -15,7 +15,7 @@ import sys
 import types
 
 import pytest
-from experiment_support import on_the_cpu
+from experiment_support import on_the_cpu, recorded_experiment
 
 from conftest import REPO
 from kernelgate_harness.manifest import load_manifest
@@ -602,13 +602,9 @@ def test_the_order_of_each_round_is_shuffled_so_that_no_runner_always_follows_th
         assert timing[n]["after"] == [o[o.index(n) - 1] if o.index(n) else None for o in expected]
 
 
-def recorded(run, kind="fa"):
+def recorded(run, kind="fa", stem=None):
     """The JSON of a recorded experiment run (test/fixtures/recorded/<kind>-experiment-h100-run<run>/)."""
-    import gzip
-
-    path = os.path.join(REPO, "test", "fixtures", "recorded", f"{kind}-experiment-h100-run{run}", f"{kind}.json.gz")
-    with gzip.open(path) as f:
-        return json.load(f)
+    return recorded_experiment(kind, run, stem)
 
 
 def gains(doc, base="base"):
@@ -1103,14 +1099,10 @@ def test_one_call_a_burst_does_not_reproduce_the_harness_regime():
     cases with one call a burst (--burst-ms 0, as the harness's samples) and with ~20 ms bursts, on
     one machine, two copies of the default. SDPA default ÷ ours is the same in both (fp16 causal
     1.090 and 1.092), at 1425-1530 MHz in both; the harness's push of the same kernels (run 157) ran
-    them at 1800-1860 MHz and read fp16 D128 causal at 1.052: its regime is the rounds' mix (other
-    variants, cooler, before each), not the single call."""
-    import gzip
-
+    them at 1800-1860 MHz and read fp16 D128 causal at 1.052: not the single call, then, but likely
+    the rounds' mix (cooler variants between; run 160's spin reproduces it)."""
     def ratios(b):
-        path = os.path.join(REPO, "test", "fixtures", "recorded", "fa-experiment-h100-run159", f"fa-burst{b}.json.gz")
-        with gzip.open(path) as f:
-            doc = json.load(f)
+        doc = recorded(159, stem=f"fa-burst{b}")
         assert doc["gpu"]["serial"] == "1652624054224" and doc["failures"] == []
         assert all(ch["ok"] for c in doc["cases"] for ch in c["checks"].values())
         out = {}
@@ -1129,18 +1121,15 @@ def test_one_call_a_burst_does_not_reproduce_the_harness_regime():
 
 
 def test_cool_ms_reproduces_the_harness_regime():
-    """Run 160 (H100 serial 1653224080450, 2026-11-28, the seventeenth session): fp16 D128 causal, one call a burst, with a 12 ms spin before each
-    (--cool-ms 12, about the call's own length) and without. With it the SM clock stays at 1965 MHz
+    """Run 160 (H100 serial 1653224080450, 2026-11-28, the seventeenth session): fp16 D128 causal,
+    one call a burst, with a 12 ms spin before each (--cool-ms 12, about the call's own length) and
+    without. With it the SM clock stays at 1965 MHz
     and SDPA default ÷ ours reads 1.051x, what the harness's push read (run 157: 1.052x); without it
     1447.5 MHz and 1.096-1.105x, what the script had always read. So the gap to 1.10x is where the
     clock is high, and --cool-ms is where to tune it."""
-    import gzip
-
     got = {}
     for cool in (0, 12):
-        path = os.path.join(REPO, "test", "fixtures", "recorded", "fa-experiment-h100-run160", f"fa-cool{cool}.json.gz")
-        with gzip.open(path) as f:
-            doc = json.load(f)
+        doc = recorded(160, stem=f"fa-cool{cool}")
         assert doc["gpu"]["serial"] == "1653224080450" and doc["failures"] == []
         assert "--cool-ms" in doc["argv"] and doc["argv"][doc["argv"].index("--cool-ms") + 1] == str(cool)
         assert all(ch["ok"] for c in doc["cases"] for ch in c["checks"].values())
