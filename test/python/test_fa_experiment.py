@@ -1099,7 +1099,7 @@ def test_one_call_a_burst_does_not_reproduce_the_harness_regime():
     cases with one call a burst (--burst-ms 0, as the harness's samples) and with ~20 ms bursts, on
     one machine, two copies of the default. SDPA default ÷ ours is the same in both (fp16 causal
     1.090 and 1.092), at 1425-1530 MHz in both; the harness's push of the same kernels (run 157) ran
-    them at 1800-1860 MHz and read fp16 D128 causal at 1.052: not the single call, then, but likely
+    them at 1725-1860 MHz and read fp16 D128 causal at 1.052: not the single call, then, but likely
     the rounds' mix (cooler variants between; run 160's spin reproduces it)."""
     def ratios(b):
         doc = recorded(159, stem=f"fa-burst{b}")
