@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "python"), str(REPO)]
 
-from kernelgate_harness.manifest import load_manifest  # noqa: E402
+from kernelgate_harness.manifest import case_id, load_manifest  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("fa_experiment", REPO / "scripts" / "fa-experiment.py")
 fx = importlib.util.module_from_spec(_spec)
@@ -35,6 +35,7 @@ MANIFEST = REPO / "kernels" / "bsr_gemm" / "kernel.yml"
 VARIANT = "cuda_bsr_wgmma_ws"  # whose build section (sources, flags) and entry the builds reuse
 REFERENCE = "cublas_dense"
 SEED = 0
+BLOCK = 128  # the kernel's block (kTileM)
 INSTANCE = re.compile(r"bsr_wgmma_ws_kernelI(6__half|13__nv_bfloat16)E")
 DTYPE_OF = fx.DTYPE_OF  # the mangled dtype template argument: fp16, bf16
 
@@ -43,17 +44,63 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="bsr-experiment.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--build", action="append", default=[], metavar="NAME=FLAGS", help="a build of bsr_wgmma_ws.cu: NAME=-DA=1,-DB=2 (repeatable)")
     p.add_argument("--dtype", help="only the cases of this dtype: fp16 or bf16")
+    p.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="M=..,N=..,K=..,topk=..",
+        help="a case to check and time after kernel.yml's (repeatable; block 128, in each dtype --dtype keeps), e.g. "
+        "M=8192,N=8192,K=8192,topk=64: every block present, a dense product through the same kernel",
+    )
     fx.add_run_arguments(p, "cuBLAS")
     args = p.parse_args(argv)
     if args.dtype not in (None, "fp16", "bf16"):
         p.error(f"--dtype {args.dtype}: must be fp16 or bf16")
     fx.read_builds(p, args)
+    try:
+        args.extra = tuple(parse_case(text) for text in args.case)
+    except ValueError as e:
+        p.error(str(e))
     return args
 
 
-def select_cases(manifest, dtype=None):
-    """kernel.yml's cases, then its ci_cases, those of `dtype` when given: [{"id", "params"}]."""
-    return [{"id": c.id, "params": c.params} for c in (*manifest.cases, *manifest.ci_cases) if dtype in (None, c.params["dtype"])]
+CASE_KEYS = ("M", "N", "K", "topk")
+
+
+def parse_case(text):
+    """--case M=..,N=..,K=..,topk=..: each once, positive whole numbers; M and K multiples of the
+    128-row block, topk at most K's blocks."""
+    case = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or key not in CASE_KEYS:
+            raise ValueError(f"--case {text}: {item!r} is not KEY=VALUE with KEY one of {', '.join(CASE_KEYS)}")
+        if key in case:
+            raise ValueError(f"--case {text}: {key} is given twice")
+        if not value.strip().isdigit() or int(value) < 1:
+            raise ValueError(f"--case {text}: {key}={value} is not a positive whole number")
+        case[key] = int(value)
+    missing = [k for k in CASE_KEYS if k not in case]
+    if missing:
+        raise ValueError(f"--case {text}: {', '.join(missing)} missing")
+    for key in ("M", "K"):
+        if case[key] % BLOCK:
+            raise ValueError(f"--case {text}: {key}={case[key]} is not a multiple of the block, {BLOCK}")
+    if case["topk"] > case["K"] // BLOCK:
+        raise ValueError(f"--case {text}: topk={case['topk']} is more than the {case['K'] // BLOCK} blocks of a block row")
+    return case
+
+
+def select_cases(manifest, dtype=None, extra=()):
+    """kernel.yml's cases, then its ci_cases, then `extra` (--case) in each dtype, those of `dtype`
+    when given: [{"id", "params"}]."""
+    kept = [{"id": c.id, "params": c.params} for c in (*manifest.cases, *manifest.ci_cases) if dtype in (None, c.params["dtype"])]
+    for dt in ("fp16", "bf16"):
+        if dtype in (None, dt):
+            for case in extra:
+                params = {"dtype": dt, "M": case["M"], "N": case["N"], "K": case["K"], "block": BLOCK, "topk": case["topk"]}
+                kept.append({"id": case_id(params), "params": params})
+    return kept
 
 
 def bsr_label(mangled):
@@ -123,7 +170,7 @@ def run_case(torch, case, builds, manifest, args, failures):
 def main(argv):
     args = parse_args(argv)
     manifest = load_manifest(str(MANIFEST))
-    return fx.run_experiment("bsr-experiment.py", argv, args, manifest, build, select_cases(manifest, args.dtype), run_case)
+    return fx.run_experiment("bsr-experiment.py", argv, args, manifest, build, select_cases(manifest, args.dtype, args.extra), run_case)
 
 
 if __name__ == "__main__":

@@ -90,12 +90,21 @@ def parse_args(argv):
         help=f"sequence lengths to check and time after the manifest's shapes, at B={PROBE['B']} H={PROBE['H']} (not the "
         "manifest's cases: a probe of a tile's boundary, e.g. 177,369 for a last key tile of 1 and 17 keys at 176)",
     )
+    p.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="B=..,H=..,S=..",
+        help="a shape to check and time after the others (repeatable), e.g. B=4,H=96,S=8192: the headline's work in "
+        "sequences twice as long, to tell a cost per CTA or item from a cost per key tile",
+    )
     add_run_arguments(p, "SDPA")
     args = p.parse_args(argv)
     read_builds(p, args)
     try:
         args.wanted = parse_cases(args.cases) if args.cases else {}
         args.seqs = parse_seqs(args.seq) if args.seq else ()
+        args.shapes = tuple(parse_shape(text) for text in args.shape)
     except ValueError as e:
         p.error(str(e))
     return args
@@ -167,15 +176,33 @@ def parse_seqs(text):
     return tuple(seqs)
 
 
-def select_cases(wanted, seqs=()):
-    """Headline cases first, then the tails, then --seq's probes, each over the dtype x D x causal
-    axes kept by --cases."""
+def parse_shape(text):
+    """--shape B=..,H=..,S=..: each of B, H and S once, a positive whole number."""
+    shape = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or key not in ("B", "H", "S"):
+            raise ValueError(f"--shape {text}: {item!r} is not B=, H= or S= a whole number")
+        if key in shape:
+            raise ValueError(f"--shape {text}: {key} is given twice")
+        if not value.strip().isdigit() or int(value) < 1:
+            raise ValueError(f"--shape {text}: {key}={value} is not a positive whole number")
+        shape[key] = int(value)
+    missing = [k for k in ("B", "H", "S") if k not in shape]
+    if missing:
+        raise ValueError(f"--shape {text}: {', '.join(missing)} missing")
+    return {k: shape[k] for k in ("B", "H", "S")}  # the manifest's order, which the case's id follows
+
+
+def select_cases(wanted, seqs=(), extra=()):
+    """Headline cases first, then the tails, then --seq's probes, then --shape's shapes, each over
+    the dtype x D x causal axes kept by --cases."""
     combos = [
         {"dtype": dt, "D": d, "causal": c}
         for dt in AXES["dtype"] for d in AXES["D"] for c in AXES["causal"]
         if all(v in wanted.get(k, (v,)) for k, v in (("dtype", dt), ("D", d), ("causal", c)))
     ]
-    shapes = (HEADLINE, *TAILS, *({**PROBE, "S": seq} for seq in seqs))
+    shapes = (HEADLINE, *TAILS, *({**PROBE, "S": seq} for seq in seqs), *extra)
     cases = [{"dtype": c["dtype"], **shape, "D": c["D"], "causal": c["causal"]} for shape in shapes for c in combos]
     return [{"id": case_id(p), "params": p} for p in cases]
 
@@ -502,7 +529,7 @@ def write(path, doc):
 def main(argv):
     args = parse_args(argv)
     manifest = load_manifest(str(MANIFEST))
-    return run_experiment("fa-experiment.py", argv, args, manifest, build, select_cases(args.wanted, args.seqs), run_case)
+    return run_experiment("fa-experiment.py", argv, args, manifest, build, select_cases(args.wanted, args.seqs, args.shapes), run_case)
 
 
 def run_experiment(tool, argv, args, manifest, build_one, cases, run_one):

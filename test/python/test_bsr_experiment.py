@@ -63,6 +63,30 @@ def test_the_cases_are_the_manifests_cases_then_its_ci_cases():
     assert len(bf16) + len(bx.select_cases(manifest, "fp16")) == len(cases)
 
 
+def test_extra_cases_follow_the_manifests_in_each_dtype_kept_and_bad_values_are_named():
+    manifest = load_manifest(str(bx.MANIFEST))
+    extra = (bx.parse_case("M=8192,N=8192,K=8192,topk=64"),)
+    cases = bx.select_cases(manifest, None, extra)
+    assert [c["id"] for c in cases[-2:]] == [
+        "dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=64",
+        "dtype=bf16,M=8192,N=8192,K=8192,block=128,topk=64",
+    ]
+    assert [c["params"]["dtype"] for c in bx.select_cases(manifest, "bf16", extra)[-1:]] == ["bf16"]
+    for text, message in (
+        ("M=256,N=8,K=512", "topk missing"),
+        ("M=256,N=8,K=512,topk=5", "topk=5 is more than the 4 blocks of a block row"),
+        ("M=200,N=8,K=512,topk=1", "M=200 is not a multiple of the block, 128"),
+        ("M=256,N=8,K=512,topk=1,block=64", "'block=64' is not KEY=VALUE with KEY one of M, N, K, topk"),
+        ("M=256,N=-8,K=512,topk=1", "N=-8 is not a positive whole number"),
+    ):
+        with pytest.raises(ValueError) as e:
+            bx.parse_case(text)
+        assert str(e.value) == f"--case {text}: {message}"
+    r = run("--build", "a=", "--dry-run", "--case", "M=256,N=8,K=512,topk=5")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == "bsr-experiment.py: error: --case M=256,N=8,K=512,topk=5: topk=5 is more than the 4 blocks of a block row"
+
+
 def test_the_instances_are_named_by_their_dtype():
     name = "_ZN45_GLOBAL__N__0d1b2c3a_15_bsr_wgmma_ws_cu_12345678019bsr_wgmma_ws_kernelI13__nv_bfloat16EEv14CUtensorMap_stS1_PKiPT_iiiii"
     instances, _ = bx.fx.parse_ptxas(f"ptxas info    : Compiling entry function '{name}' for 'sm_90a'\nptxas info    : Used 155 registers")

@@ -1063,6 +1063,24 @@ def test_seq_probes_follow_the_manifests_shapes_and_bad_values_are_named():
         assert str(e.value) == f"--seq {text}: {message}"
 
 
+def test_shapes_follow_the_probes_and_bad_values_are_named():
+    cases = fa.select_cases(fa.parse_cases("dtype=fp16,D=128,causal=true"), fa.parse_seqs("177"), (fa.parse_shape("S=8192,B=4,H=96"),))
+    assert [c["params"]["S"] for c in cases] == [4096, 1000, 77, 177, 8192]
+    assert cases[-1]["id"] == "dtype=fp16,B=4,H=96,S=8192,D=128,causal=true"
+    for text, message in (
+        ("B=4,H=96", "S missing"),
+        ("B=4,H=96,S=0", "S=0 is not a positive whole number"),
+        ("B=4,B=2,H=96,S=8", "B is given twice"),
+        ("B=4,H=96,S=8,D=64", "'D=64' is not B=, H= or S= a whole number"),
+    ):
+        with pytest.raises(ValueError) as e:
+            fa.parse_shape(text)
+        assert str(e.value) == f"--shape {text}: {message}"
+    r = run("--build", "a=", "--dry-run", "--shape", "B=1,H=2")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == "fa-experiment.py: error: --shape B=1,H=2: S missing"
+
+
 def test_the_label_names_a_narrower_last_tile():
     name = "_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI6__halfLi128ELb0ELi176ELi2ELi{}EEEv14CUtensorMap_stS2_S2_S2_PT_iiif"
     assert fa.fa_label(name.format(64)) == "fp16 D128 N176 last64"
