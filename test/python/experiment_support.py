@@ -10,12 +10,26 @@ from pathlib import Path
 RECORDED = Path(__file__).resolve().parents[2] / "test" / "fixtures" / "recorded"
 
 
-def recorded_experiment(kind, run, stem=None):
-    """The JSON a recorded H100 run of scripts/<kind>-experiment.py wrote:
-    test/fixtures/recorded/<kind>-experiment-h100-run<run>/<stem>.json.gz (stem: kind unless given,
+def recorded_experiment(kind, run, stem=None, gpu="h100"):
+    """The JSON a recorded run of scripts/<kind>-experiment.py wrote on an H100 (or `gpu`):
+    test/fixtures/recorded/<kind>-experiment-<gpu>-run<run>/<stem>.json.gz (stem: kind unless given,
     e.g. fa-burst0 for a run of several invocations)."""
-    with gzip.open(RECORDED / f"{kind}-experiment-h100-run{run}" / f"{stem or kind}.json.gz") as f:
+    with gzip.open(RECORDED / f"{kind}-experiment-{gpu}-run{run}" / f"{stem or kind}.json.gz") as f:
         return json.load(f)
+
+
+def recorded_ncu(fixture):
+    """A recorded Nsight Compute report (`ncu -i … --page details --csv`, test/fixtures/recorded/
+    <fixture>/prof.csv.gz): one dict per profiled kernel, in the report's order, of its metrics by
+    name (the values as printed, thousands separators dropped) and "Kernel Name"."""
+    import csv
+
+    kernels = {}
+    with gzip.open(RECORDED / fixture / "prof.csv.gz", "rt") as f:
+        for row in csv.DictReader(f):
+            k = kernels.setdefault(int(row["ID"]), {"Kernel Name": row["Kernel Name"]})
+            k[row["Metric Name"]] = row["Metric Value"].replace(",", "")
+    return [kernels[i] for i in sorted(kernels)]
 
 
 class Event:

@@ -255,9 +255,25 @@ static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 =
 // run 151, two builds with the same D64 code; 1.4 % and 1.7 % in run 152 on another H100). The
 // harness's pull request (run 154) also read D64 causal at S = 1000 23 % faster: its 36 items had
 // 35 CTAs (coprime with the 6 query blocks), one of which ran two.
+//
+// 2 (an experiment's option, issue 28, the eighteenth session): the CTAs claim their items at run
+// time, in the non-persistent grid's order (heads one after another, each head's query blocks
+// heaviest first), from a counter in global memory (an atomic add, claimed one item ahead by the
+// producer, which passes each item to the consumers in shared memory after the barriers): the
+// hardware's own dispatch of a CTA per item, which keeps the items running at once on a few heads
+// (their K and V in the L2) and the SMs evenly loaded, without a CTA's start and end between items.
+// The counter resets itself when the grid's last CTA is done, so two launches of these instances
+// must not run at once (on two streams): an experiment's option, not a default. Measured on H200s
+// (runs 163-164, the harness's regime, beside the same 128-key tiles without persistence): the snake
+// 0.7 % (S = 4096) and 4.0 % (S = 8192, B = 4) slower, order 0 2.2 % and 10.6 %, with more DRAM
+// traffic (ncu: 14.8 % and 17.4 % busy against 12.5 %); this order 0.5 % faster at 4096 (so within
+// 0.3 % of the 192-key default) and 1.0 % slower at 8192: at D128 no order makes persistence pay. At
+// D64 causal (persistent by default) it is 2.1-2.8 % faster than the snake at S = 8192 and 0.3-1.3 %
+// slower at S = 4096, where 132 SMs take the 22 query blocks of a head in whole rounds.
 #ifndef KG_FA_PERSISTENT_ORDER
 #define KG_FA_PERSISTENT_ORDER 1
 #endif
+static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA_PERSISTENT_ORDER: 0, 1 or 2");
 // P > 0: the producer of a CTA of the non-persistent grid, once it has issued its own loads,
 // brings into the L2 the Q rows of the CTA P x (the SMs) places after it in the grid's order (the
 // one likely to start on some SM about P CTA lifetimes later), so that CTA's first wait, for Q,
@@ -596,7 +612,9 @@ struct Layout {
   static constexpr int kBars = kO + kOBytes;
   // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent;
   // a second Q empty and Q full with two Q buffers)
-  static constexpr int kSmemBytes = 1024 + kBars + (1 + 4 * kStages + (kPersist ? 1 : 0) + 2 * (kQBufs - 1)) * 8;
+  static constexpr int kBarCount = 1 + 4 * kStages + (kPersist ? 1 : 0) + 2 * (kQBufs - 1);
+  // KG_FA_PERSISTENT_ORDER 2: after the barriers, the item of each Q buffer (two ints)
+  static constexpr int kSmemBytes = 1024 + kBars + kBarCount * 8 + (KG_FA_PERSISTENT_ORDER == 2 && kPersist ? 8 : 0);
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
   // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2; with
   // KG_FA_D64_P_SMEM 72 KB of P more: 2 stages, 193 KB).
@@ -628,6 +646,11 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
+#if KG_FA_PERSISTENT_ORDER == 2
+// KG_FA_PERSISTENT_ORDER 2: the next item to claim past the grid's first, and the CTAs done
+__device__ unsigned int g_fa_claims[2];
+#endif
+
 template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN>
 __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
@@ -643,6 +666,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   constexpr int kQBufs = q_buffers<kD, kCausal>();
   using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs>;
   constexpr int kBlockM = L::kBlockM;
+  constexpr bool kDynamic = kPersistent && kCausal && KG_FA_PERSISTENT_ORDER == 2;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
@@ -792,6 +816,35 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         }
         refill_v(n_tiles - 1);
       };
+#if KG_FA_PERSISTENT_ORDER == 2
+      if constexpr (kDynamic) {
+        // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed one ahead
+        const uint32_t slots = bars.base + L::kBarCount * 8;
+        auto claim = [&]() { return static_cast<int>(atomicAdd(&g_fa_claims[0], 1u) + gridDim.x); };
+        int item = blockIdx.x;
+        int claimed = claim();
+        for (;; g0 += n_tiles, ++it) {
+          if (it >= kQBufs) kg::mbar_wait(bars.q_empty(q_buf()), (it / kQBufs - 1) & 1);
+          asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(slots + 4 * q_buf()), "r"(item) : "memory");
+          if (item >= n_items) {
+            kg::mbar_arrive(bars.q_full(q_buf()));  // no copies: the consumers read the end
+            break;
+          }
+          take_item(item);
+          load_q();
+          produce_item_kv();
+          item = claimed;
+          if (item < n_items) claimed = claim();
+        }
+        // every claim of this CTA made; the last CTA done resets the counter for the next launch
+        __threadfence();
+        if (atomicAdd(&g_fa_claims[1], 1u) == gridDim.x - 1) {
+          __threadfence();
+          atomicExch(&g_fa_claims[0], 0u);
+          atomicExch(&g_fa_claims[1], 0u);
+        }
+      } else
+#endif
       if constexpr (kPersistent) {
         for (int item = blockIdx.x; item < n_items; g0 += n_tiles, ++it, item = next_item(item, it)) {
           take_item(item);
@@ -853,6 +906,11 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   // The items: a persistent CTA's, with the grid's stride, or the one of a CTA per item (the
   // body once, then the break at its end: no loop).
   for (int item = blockIdx.x;; g0 += n_tiles, ++it, item = next_item(item, it)) {
+    if constexpr (kDynamic) {
+      // KG_FA_PERSISTENT_ORDER 2: the item the producer put beside this Q buffer
+      kg::mbar_wait(bars.q_full(q_buf()), (it / kQBufs) & 1);
+      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(item) : "r"(bars.base + L::kBarCount * 8 + 4 * q_buf()) : "memory");
+    }
     if constexpr (kPersistent) {
       if (item >= n_items) break;
       take_item(item);
