@@ -70,19 +70,7 @@ CASE_KEYS = ("M", "N", "K", "topk")
 def parse_case(text):
     """--case M=..,N=..,K=..,topk=..: each once, positive whole numbers; M and K multiples of the
     128-row block, topk at most K's blocks."""
-    case = {}
-    for item in text.split(","):
-        key, sep, value = item.partition("=")
-        if not sep or key not in CASE_KEYS:
-            raise ValueError(f"--case {text}: {item!r} is not KEY=VALUE with KEY one of {', '.join(CASE_KEYS)}")
-        if key in case:
-            raise ValueError(f"--case {text}: {key} is given twice")
-        if not value.strip().isdigit() or int(value) < 1:
-            raise ValueError(f"--case {text}: {key}={value} is not a positive whole number")
-        case[key] = int(value)
-    missing = [k for k in CASE_KEYS if k not in case]
-    if missing:
-        raise ValueError(f"--case {text}: {', '.join(missing)} missing")
+    case = fx.parse_numbers("--case", text, CASE_KEYS)
     for key in ("M", "K"):
         if case[key] % BLOCK:
             raise ValueError(f"--case {text}: {key}={case[key]} is not a multiple of the block, {BLOCK}")

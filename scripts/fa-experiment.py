@@ -176,22 +176,28 @@ def parse_seqs(text):
     return tuple(seqs)
 
 
-def parse_shape(text):
-    """--shape B=..,H=..,S=..: each of B, H and S once, a positive whole number."""
-    shape = {}
+def parse_numbers(option, text, keys):
+    """--OPTION K=V,...: each of `keys` once, a positive whole number; {key: value} in keys' order
+    (the order a case's id follows). Shared with bsr-experiment.py's --case."""
+    found = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
-        if not sep or key not in ("B", "H", "S"):
-            raise ValueError(f"--shape {text}: {item!r} is not B=, H= or S= a whole number")
-        if key in shape:
-            raise ValueError(f"--shape {text}: {key} is given twice")
+        if not sep or key not in keys:
+            raise ValueError(f"{option} {text}: {item!r} is not KEY=VALUE with KEY one of {', '.join(keys)}")
+        if key in found:
+            raise ValueError(f"{option} {text}: {key} is given twice")
         if not value.strip().isdigit() or int(value) < 1:
-            raise ValueError(f"--shape {text}: {key}={value} is not a positive whole number")
-        shape[key] = int(value)
-    missing = [k for k in ("B", "H", "S") if k not in shape]
+            raise ValueError(f"{option} {text}: {key}={value} is not a positive whole number")
+        found[key] = int(value)
+    missing = [k for k in keys if k not in found]
     if missing:
-        raise ValueError(f"--shape {text}: {', '.join(missing)} missing")
-    return {k: shape[k] for k in ("B", "H", "S")}  # the manifest's order, which the case's id follows
+        raise ValueError(f"{option} {text}: {', '.join(missing)} missing")
+    return {k: found[k] for k in keys}
+
+
+def parse_shape(text):
+    """--shape B=..,H=..,S=..: each once, a positive whole number."""
+    return parse_numbers("--shape", text, ("B", "H", "S"))
 
 
 def select_cases(wanted, seqs=(), extra=()):

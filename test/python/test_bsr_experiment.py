@@ -72,16 +72,11 @@ def test_extra_cases_follow_the_manifests_in_each_dtype_kept_and_bad_values_are_
         "dtype=bf16,M=8192,N=8192,K=8192,block=128,topk=64",
     ]
     assert [c["params"]["dtype"] for c in bx.select_cases(manifest, "bf16", extra)[-1:]] == ["bf16"]
-    for text, message in (
-        ("M=256,N=8,K=512", "topk missing"),
-        ("M=256,N=8,K=512,topk=5", "topk=5 is more than the 4 blocks of a block row"),
-        ("M=200,N=8,K=512,topk=1", "M=200 is not a multiple of the block, 128"),
-        ("M=256,N=8,K=512,topk=1,block=64", "'block=64' is not KEY=VALUE with KEY one of M, N, K, topk"),
-        ("M=256,N=-8,K=512,topk=1", "N=-8 is not a positive whole number"),
-    ):
-        with pytest.raises(ValueError) as e:
-            bx.parse_case(text)
-        assert str(e.value) == f"--case {text}: {message}"
+    # the KEY=VALUE parsing is fa-experiment.py's parse_numbers (tested there); the block's own checks
+    with pytest.raises(ValueError, match=r"^--case M=200,N=8,K=512,topk=1: M=200 is not a multiple of the block, 128$"):
+        bx.parse_case("M=200,N=8,K=512,topk=1")
+    with pytest.raises(ValueError, match=r"^--case M=256,N=8,K=512,topk=1,block=64: 'block=64' is not KEY=VALUE with KEY one of M, N, K, topk$"):
+        bx.parse_case("M=256,N=8,K=512,topk=1,block=64")
     r = run("--build", "a=", "--dry-run", "--case", "M=256,N=8,K=512,topk=5")
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1] == "bsr-experiment.py: error: --case M=256,N=8,K=512,topk=5: topk=5 is more than the 4 blocks of a block row"

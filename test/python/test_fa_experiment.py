@@ -1077,7 +1077,8 @@ def test_shapes_follow_the_probes_and_bad_values_are_named():
         ("B=4,H=96", "S missing"),
         ("B=4,H=96,S=0", "S=0 is not a positive whole number"),
         ("B=4,B=2,H=96,S=8", "B is given twice"),
-        ("B=4,H=96,S=8,D=64", "'D=64' is not B=, H= or S= a whole number"),
+        ("B=4,H=96,S=8,D=64", "'D=64' is not KEY=VALUE with KEY one of B, H, S"),
+        ("B=4,H=x,S=8", "H=x is not a positive whole number"),
     ):
         with pytest.raises(ValueError) as e:
             fa.parse_shape(text)
