@@ -331,10 +331,6 @@ def test_the_recorded_h100_run_of_four_ctas_a_cluster_and_the_ncu_profile_beside
     counter) a CTA of ours reads 40 KB from the L2 per 4.2 MFLOP (A halved by the multicast), one
     of cuBLAS's 36 KB per 5.2 MFLOP: 1.4 times the bytes per FLOP, the block's 128 rows capping the
     tile; and our A blocks come again from DRAM (L2 hit rate 67 %)."""
-    import csv
-    import gzip
-    import io
-
     doc = recorded(135)
     assert doc["gpu"]["serial"] == "1652724067173" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == ["base", "base2", "c4", "t1"]
@@ -342,23 +338,16 @@ def test_the_recorded_h100_run_of_four_ctas_a_cluster_and_the_ncu_profile_beside
     for g in big_gains(doc):
         assert abs(g["base2"] - 1) < 0.01 and 0.87 < g["c4"] < 0.88 and 0.985 < g["t1"] < 0.997
 
-    path = os.path.join(REPO, "test", "fixtures", "recorded", "ncu-bsr-h100-run135", "prof.csv.gz")
-    with gzip.open(path, "rt") as f:
-        rows = list(csv.DictReader(io.StringIO(f.read())))
-    names, metric = {}, {}
-    for r in rows:
-        names[r["ID"]] = r["Kernel Name"]
-        metric[(r["ID"], r["Metric Name"])] = r["Metric Value"]
-    ids = sorted(names, key=int)
+    kernels = recorded_ncu("ncu-bsr-h100-run135")
     # the headline case first: ours, then cuBLAS's kernel
-    ours, theirs = ids[0], ids[1]
-    assert "bsr_wgmma_ws_kernel<__half>" in names[ours] and names[theirs].startswith("nvjet_sm90_hsh_320x128_64x3_1x2")
-    pct = lambda i, m: float(metric[(i, m)])  # noqa: E731
+    ours, theirs = kernels[0], kernels[1]
+    assert "bsr_wgmma_ws_kernel<__half>" in ours["Kernel Name"] and theirs["Kernel Name"].startswith("nvjet_sm90_hsh_320x128_64x3_1x2")
+    pct = lambda k, m: float(k[m])  # noqa: E731
     assert (pct(ours, "L2 Cache Throughput"), pct(theirs, "L2 Cache Throughput")) == (78.93, 52.37)
     assert (pct(ours, "DRAM Throughput"), pct(theirs, "DRAM Throughput")) == (60.49, 26.81)
     assert (pct(ours, "L2 Hit Rate"), pct(theirs, "L2 Hit Rate")) == (66.53, 71.15)
-    assert metric[(ours, "Cluster Size")] == metric[(theirs, "Cluster Size")] == "2"
-    assert metric[(ours, "Registers Per Thread")] == "159"
+    assert ours["Cluster Size"] == theirs["Cluster Size"] == "2"
+    assert ours["Registers Per Thread"] == "159"
 
 
 def test_the_recorded_h100_run_of_the_l2_cache_hints():

@@ -739,29 +739,18 @@ def test_the_recorded_ncu_profile_of_the_default_beside_cudnn():
     headline cases, ours then cuDNN's (SDPA default, a persistent grid of 132 CTAs). In cycles ours
     are within 1 % of cuDNN's at D128 and D64 causal and 4.5 % and 7.2 % fewer at D128 causal and
     D64; ours issue more instructions on the causal cases (5 % and 13 %). No local memory either way."""
-    import csv
-    import gzip
-    import io
-
-    path = os.path.join(REPO, "test", "fixtures", "recorded", "ncu-h100-run111", "prof.csv.gz")
-    with gzip.open(path, "rt") as f:
-        rows = list(csv.DictReader(io.StringIO(f.read())))
-    metric = {}
-    names = {}
-    for r in rows:
-        names[r["ID"]] = r["Kernel Name"]
-        value = r["Metric Value"].replace(",", "")
-        metric[(r["ID"], r["Metric Name"])] = float(value) if value.replace(".", "").isdigit() else value
-    ids = sorted(names, key=int)
-    assert len(ids) == 8
-    assert all("fa_wgmma_kernel" in names[i] for i in ids[0::2]) and all("cudnn_generated_fort_native_sdpa_sm90" in names[i] for i in ids[1::2])
-    cycles = [metric[(i, "Elapsed Cycles")] for i in ids]
+    kernels = recorded_ncu("ncu-h100-run111")
+    assert len(kernels) == 8
+    assert all("fa_wgmma_kernel" in k["Kernel Name"] for k in kernels[0::2])
+    assert all("cudnn_generated_fort_native_sdpa_sm90" in k["Kernel Name"] for k in kernels[1::2])
+    value = lambda k, m: float(k[m])  # noqa: E731
+    cycles = [value(k, "Elapsed Cycles") for k in kernels]
     ratio = [cycles[k + 1] / cycles[k] for k in range(0, 8, 2)]  # cuDNN's over ours: D128, D128 causal, D64, D64 causal
     assert [round(x, 3) for x in ratio] == [1.005, 1.047, 1.077, 1.005]
-    inst = [metric[(i, "Executed Instructions")] for i in ids]
+    inst = [value(k, "Executed Instructions") for k in kernels]
     assert [round(inst[k] / inst[k + 1], 2) for k in range(0, 8, 2)] == [0.95, 1.05, 1.0, 1.13]
-    assert all(metric[(i, "Local Memory Spilling Requests")] == 0 for i in ids)
-    assert all(metric[(i, "Grid Size")] == 132 for i in ids[1::2])
+    assert all(value(k, "Local Memory Spilling Requests") == 0 for k in kernels)
+    assert all(value(k, "Grid Size") == 132 for k in kernels[1::2])
 
 
 def test_the_tma_store_and_the_persistent_grid_measured_again_with_shuffled_rounds():
@@ -1033,18 +1022,13 @@ def test_the_recorded_ncu_profile_of_the_d128_kernels_beside_cudnn():
     import gzip
 
     base = os.path.join(REPO, "test", "fixtures", "recorded", "ncu-h100-run147")
-    with gzip.open(os.path.join(base, "prof.csv.gz"), "rt") as f:
-        rows = list(csv.reader(f))
-    h = rows[0]
-    metrics = {}
-    for r in rows[1:]:
-        metrics.setdefault(r[h.index("ID")], {"name": r[h.index("Kernel Name")]})[r[h.index("Metric Name")]] = r[h.index("Metric Value")]
-    ours = [m for m in metrics.values() if "fa_wgmma_kernel" in m["name"]]
-    cudnn = [m for m in metrics.values() if m["name"].startswith("cudnn_generated_fort_native_sdpa_sm90")]
-    assert len(ours) == len(cudnn) == 2 and "<__half, 128, 0, 176, 2, 64>" in ours[0]["name"]  # the last64 instance at S4096
+    kernels = recorded_ncu("ncu-h100-run147")
+    ours = [m for m in kernels if "fa_wgmma_kernel" in m["Kernel Name"]]
+    cudnn = [m for m in kernels if m["Kernel Name"].startswith("cudnn_generated_fort_native_sdpa_sm90")]
+    assert len(ours) == len(cudnn) == 2 and "<__half, 128, 0, 176, 2, 64>" in ours[0]["Kernel Name"]  # the last64 instance at S4096
 
     def cycles(m):
-        return int(m["Elapsed Cycles"].replace(",", ""))
+        return int(m["Elapsed Cycles"])
 
     assert [round(1 - cycles(o) / cycles(c), 3) for o, c in zip(ours, cudnn, strict=True)] == [0.054, 0.058]
     assert [o["Compute (SM) Throughput"] for o in ours] == ["80.80", "73.26"]
