@@ -686,6 +686,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   const uint32_t s_k = base + L::kK;
   const uint32_t s_v = base + L::kV;
   const Bars bars{base + L::kBars};
+  // KG_FA_PERSISTENT_ORDER 2: the item of each Q buffer, after the barriers (two ints)
+  [[maybe_unused]] const uint32_t s_items = bars.base + L::kBarCount * 8;
 
   // The work item: query rows m0.. of head bh, and its key tiles. Causal items with the most key
   // tiles start first, so the short ones fill the tail. g0: key tiles of this CTA's earlier items,
@@ -819,13 +821,12 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #if KG_FA_PERSISTENT_ORDER == 2
       if constexpr (kDynamic) {
         // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed one ahead
-        const uint32_t slots = bars.base + L::kBarCount * 8;
         auto claim = [&]() { return static_cast<int>(atomicAdd(&g_fa_claims[0], 1u) + gridDim.x); };
         int item = blockIdx.x;
         int claimed = claim();
         for (;; g0 += n_tiles, ++it) {
           if (it >= kQBufs) kg::mbar_wait(bars.q_empty(q_buf()), (it / kQBufs - 1) & 1);
-          asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(slots + 4 * q_buf()), "r"(item) : "memory");
+          asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(s_items + 4 * q_buf()), "r"(item) : "memory");
           if (item >= n_items) {
             kg::mbar_arrive(bars.q_full(q_buf()));  // no copies: the consumers read the end
             break;
@@ -909,7 +910,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     if constexpr (kDynamic) {
       // KG_FA_PERSISTENT_ORDER 2: the item the producer put beside this Q buffer
       kg::mbar_wait(bars.q_full(q_buf()), (it / kQBufs) & 1);
-      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(item) : "r"(bars.base + L::kBarCount * 8 + 4 * q_buf()) : "memory");
+      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(item) : "r"(s_items + 4 * q_buf()) : "memory");
     }
     if constexpr (kPersistent) {
       if (item >= n_items) break;
