@@ -150,6 +150,8 @@ def run_case(torch, case, builds, manifest, args, failures):
             print(f"{cid}: {name:<13} {t['median_ms']:9.4f} ms {t['tflops']:7.1f} TFLOPS "
                   f"{t['per_useful_flop_vs_cublas']:6.3f}x cuBLAS per useful FLOP, {t['wall_vs_cublas']:6.3f}x in wall clock "
                   f"(rel_l2 {rel:.2e})", flush=True)
+        if getattr(args, "probe", None) is not None:
+            record["clock_probe"] = fx.probe_runners(args.probe, runners, inputs, out, args, record["timing"], cid)
     del inputs, out
     torch.cuda.empty_cache()
     return record

@@ -131,6 +131,15 @@ def add_run_arguments(p, reference):
         "follows the same one) or rotate (the order before 2026-11-27: rotated by one each round, which keeps every "
         "runner behind the same predecessor)",
     )
+    p.add_argument(
+        "--clock-probe",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after each case's timing, N more calls of each runner in the same regime, each beside scripts/clock_probe.cu "
+        "on a second stream: the SM clock as the chip ran it during the call (cycles over the global timer), not NVML's "
+        "reading (default 0: none)",
+    )
     p.add_argument("--out", help="the JSON to write (required unless --dry-run)")
     p.add_argument("--dry-run", action="store_true", help="build only: no GPU, no checks, no timing")
     p.add_argument(
@@ -160,6 +169,8 @@ def read_builds(p, args):
         p.error(f"--rounds {args.rounds}: must be at least 1")
     if not args.cool_ms >= 0:
         p.error(f"--cool-ms {args.cool_ms}: must be 0 or more")
+    if args.clock_probe < 0:
+        p.error(f"--clock-probe {args.clock_probe}: must be 0 or more")
     if not args.dry_run and not args.out:
         p.error("--out: required unless --dry-run")
 
@@ -273,10 +284,11 @@ def parse_ptxas(log, label=fa_label):
 
 def sass_counts(cuobjdump, library):
     """How many HGMMA, USETMAXREG, TMA (UTMALDG, UTMASTG; MULTICAST: the loads that multicast to a
-    cluster), MUFU (the multi-function unit's: exponentials, reciprocals) and local-memory (LDL/STL)
-    instructions the library's SASS holds."""
+    cluster), MUFU (the multi-function unit's: exponentials, reciprocals), local-memory (LDL/STL),
+    R2UR (a vector register moved to a uniform one: a wgmma descriptor or TMA operand ptxas could
+    not prove uniform) and REDUX instructions the library's SASS holds."""
     out = subprocess.run([cuobjdump, "-sass", library], capture_output=True, text=True, timeout=300).stdout
-    ops = ("HGMMA", "USETMAXREG", "UTMALDG", "UTMASTG", "MULTICAST", "MUFU", "LDL", "STL")
+    ops = ("HGMMA", "USETMAXREG", "UTMALDG", "UTMASTG", "MULTICAST", "MUFU", "LDL", "STL", "R2UR", "REDUX")
     return {op: len(re.findall(rf"\b{op}\b", out)) for op in ops}
 
 
@@ -394,12 +406,38 @@ def round_orders(names, rounds, how, seed):
     return [rng.sample(names, len(names)) for _ in range(rounds)]
 
 
+POLL_S = 0.0005  # watch_burst's period
+
+
+def watch_burst(begin, end, read, what):
+    """Waits for a queued burst (its start and end events) and reads the SM clock (`read`, MHz)
+    while the GPU runs it: every POLL_S from when `begin` has completed until `end` has. The
+    readings, in order; a burst shorter than a poll gets one, taken as it ends (the clock moves over
+    milliseconds, so that reading is still the burst's). None without `read`. Until 2026-11-28 (the
+    nineteenth session) the clock was read once, as the burst was queued: with --cool-ms that was
+    the clock of the spin queued before it, not the burst's (docs/notes/kernel-gaps.md)."""
+    deadline = time.monotonic() + HANG_S
+    readings, started = [], False
+    while not end.query():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: no result after {HANG_S} s (a hang?)")
+        started = started or begin.query()
+        if started and read is not None:
+            readings.append(read())
+        time.sleep(POLL_S)
+    if read is None:
+        return None
+    return readings or [read()]
+
+
 def time_runners(torch, runners, inputs, out, args, what, clock=None):
     """Warm-up then `rounds` rounds; in each, every runner times one burst (CUDA events), in the
     order round_orders gives (--order; seeded by `what`). ms per call per round, each burst's
-    predecessor (`after`: None for a round's first), and the SM clock read while each burst runs (`clock`, MHz; NVML's when None and readable): a
-    kernel held at the power cap runs at a lower clock in back-to-back bursts than in the harness's
-    single-call samples (docs/notes/kernel-gaps.md, the tenth session)."""
+    predecessor (`after`: None for a round's first), and the SM clock while each burst ran
+    (watch_burst's readings, `sm_clock_trace`, and their median, `sm_clock_mhz`; `clock`, MHz,
+    NVML's when None and readable): a kernel held at the power cap runs at a lower clock in
+    back-to-back bursts than in the harness's single-call samples (docs/notes/kernel-gaps.md, the
+    tenth session), and within a call its clock falls as the power cap's limiter acts."""
     clock = clock or sm_clock_reader()
     plan = {}
     for name, fn in runners:
@@ -414,6 +452,7 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
         plan[name] = max(1, math.ceil(args.burst_ms / per_call_ms))
     samples = {name: [] for name, _ in runners}
     clocks = {name: [] for name, _ in runners}
+    traces = {name: [] for name, _ in runners}
     after = {name: [] for name, _ in runners}
     fns = dict(runners)
     orders = round_orders([name for name, _ in runners], args.rounds, args.order, what)
@@ -429,9 +468,10 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
             for _ in range(plan[name]):
                 fn(inputs, out)
             end.record()
-            if clock is not None:
-                clocks[name].append(clock())  # the burst is queued, not done: the GPU runs it
-            wait(torch, end, f"{what}: {name} round {r}")
+            readings = watch_burst(begin, end, clock, f"{what}: {name} round {r}")
+            if readings is not None:
+                traces[name].append(readings)
+                clocks[name].append(statistics.median(readings))
             samples[name].append(begin.elapsed_time(end) / plan[name])
     timing = {
         name: {"calls_per_burst": plan[name], "samples_ms": samples[name], "median_ms": statistics.median(samples[name]), "after": after[name]}
@@ -440,8 +480,129 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
     for name, mhz in clocks.items():
         if mhz:
             timing[name]["sm_clock_mhz"] = mhz
+            timing[name]["sm_clock_trace"] = traces[name]
             timing[name]["median_sm_clock_mhz"] = statistics.median(mhz)
     return timing
+
+
+PROBE_SOURCE = REPO / "scripts" / "clock_probe.cu"
+PROBE_SAMPLES = 4096  # readings a probe holds at most
+PROBE_SLICES = 10  # the call's clock in this many equal slices of its time
+PROBE_PERTURBED = 1.03  # probed calls this much longer than the timing's median: the probe slowed them
+
+
+def build_probe(nvcc, workdir):
+    """scripts/clock_probe.cu as a shared library: {ok, library | error, command}."""
+    library = str(Path(workdir) / "clock_probe.so")
+    cmd = [nvcc, *NVCC_ARGS, "-gencode=arch=compute_90a,code=sm_90a", "-o", library, str(PROBE_SOURCE)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        lines = (proc.stdout + proc.stderr).splitlines()
+        return {"ok": False, "command": " ".join(cmd), "error": f"nvcc exited with {proc.returncode}: {' | '.join(lines[-3:])}"}
+    return {"ok": True, "command": " ".join(cmd), "library": library}
+
+
+def clock_over(samples, begin_ns, end_ns, slices=PROBE_SLICES):
+    """The SM clock during a call from a probe's readings ([(global ns, SM cycles)], in order) and
+    the call's bounds on the same timer (begin_ns, end_ns): `mean_mhz` (the cycles between the
+    first and last reading inside the call over their nanoseconds), `slices_mhz` (the same in each
+    of `slices` equal parts of the call; None where a part holds fewer than two readings),
+    `covered` (the share of the call between the first and last reading inside it: below 1 when
+    the probe started late or ended early) and `call_ms`. mean_mhz None without two readings inside."""
+    inside = [(t, c) for t, c in samples if begin_ns <= t <= end_ns]
+    span = end_ns - begin_ns
+    out = {"call_ms": span / 1e6, "readings": len(inside), "mean_mhz": None, "slices_mhz": [None] * slices, "covered": 0.0}
+    if len(inside) < 2 or span <= 0:
+        return out
+    (t0, c0), (t1, c1) = inside[0], inside[-1]
+    out["mean_mhz"] = 1000.0 * (c1 - c0) / (t1 - t0) if t1 > t0 else None
+    out["covered"] = (t1 - t0) / span
+    for k in range(slices):
+        lo, hi = begin_ns + span * k / slices, begin_ns + span * (k + 1) / slices
+        part = [(t, c) for t, c in inside if lo <= t <= hi]
+        if len(part) >= 2 and part[-1][0] > part[0][0]:
+            out["slices_mhz"][k] = 1000.0 * (part[-1][1] - part[0][1]) / (part[-1][0] - part[0][0])
+    return out
+
+
+class ClockProbe:
+    """scripts/clock_probe.cu through ctypes (--clock-probe): one call of a runner with the probe
+    beside it on a second stream and a time stamp before and after it on its own."""
+
+    def __init__(self, torch, library):
+        import ctypes
+
+        self.torch = torch
+        self.lib = ctypes.CDLL(library)
+        self.lib.kg_clock_probe.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+        self.lib.kg_clock_stamp.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self.buf = torch.zeros(2 * PROBE_SAMPLES, dtype=torch.int64, device="cuda")
+        self.count = torch.zeros(1, dtype=torch.int32, device="cuda")
+        self.stamps = torch.zeros(2, dtype=torch.int64, device="cuda")
+        self.side = torch.cuda.Stream()
+        # One launch first: the library's kernels load at their first launch, which else delays
+        # the first probe past the call beside it (runs 168 and 169: no readings inside it)
+        self._ok(self.lib.kg_clock_probe(self.buf.data_ptr(), 2, 0, 0, self.count.data_ptr(), self.side.cuda_stream), "the clock probe's warm-up")
+        self._ok(self.lib.kg_clock_stamp(self.stamps.data_ptr(), self.side.cuda_stream), "the clock probe's warm-up")
+        self.side.synchronize()
+
+    def _ok(self, rc, what):
+        if rc != 0:
+            raise RuntimeError(f"{what}: the clock probe's launch returned CUDA error {rc}")
+
+    def measure(self, fn, inputs, out, call_ms, cool_cycles, what):
+        """clock_over of one call of fn, `cool_cycles` of spin before it as in the timing."""
+        torch = self.torch
+        main = torch.cuda.current_stream()
+        if cool_cycles:
+            torch.cuda._sleep(cool_cycles)
+        ready = torch.cuda.Event()
+        ready.record()
+        self.side.wait_event(ready)
+        period_ns = max(2000, int(call_ms * 1e6 / (PROBE_SAMPLES // 4)))
+        duration_ns = int(call_ms * 1e6 * 2) + 1_000_000
+        self._ok(self.lib.kg_clock_probe(self.buf.data_ptr(), PROBE_SAMPLES, duration_ns, period_ns, self.count.data_ptr(), self.side.cuda_stream), what)
+        self._ok(self.lib.kg_clock_stamp(self.stamps.data_ptr(), main.cuda_stream), what)
+        fn(inputs, out)
+        self._ok(self.lib.kg_clock_stamp(self.stamps.data_ptr() + 8, main.cuda_stream), what)
+        done, side_done = torch.cuda.Event(), torch.cuda.Event()
+        done.record()
+        side_done.record(self.side)
+        wait(torch, done, what)
+        wait(torch, side_done, f"{what} (clock probe)")
+        n = int(self.count.item())
+        samples = [tuple(pair) for pair in self.buf[: 2 * n].view(n, 2).tolist()]
+        begin, end = self.stamps.tolist()
+        return clock_over(samples, begin, end)
+
+
+def probe_runners(probe, runners, inputs, out, args, timing, what):
+    """--clock-probe N: N probed calls of each timed runner, in round-robin order, each behind the
+    timing's --cool-ms spin: {runner: [clock_over, ...]}; the median of each runner's means printed."""
+    cool_cycles = int(args.cool_ms * SPIN_CYCLES_PER_MS)
+    result = {name: [] for name, _ in runners}
+    for i in range(args.clock_probe):
+        for name, fn in runners:
+            result[name].append(probe.measure(fn, inputs, out, timing[name]["median_ms"], cool_cycles, f"{what}: {name} probe {i}"))
+    for name, got in result.items():
+        means = [g["mean_mhz"] for g in got if g["mean_mhz"] is not None]
+        # A grid of one block per SM (a persistent kernel's) waits for the SM the probe holds:
+        # its calls run longer beside the probe, and their clock is not the timing's
+        longer = statistics.median(g["call_ms"] for g in got) / timing[name]["median_ms"] if got else 1.0
+        for g in got:
+            g["perturbed"] = longer > PROBE_PERTURBED
+        if got and longer > PROBE_PERTURBED:
+            print(f"{what}: {name:<14} SM clock as run (probe): not kept: its calls ran {longer:.2f}x as long beside the probe "
+                  "(a grid that needs every SM)", flush=True)
+        elif means:
+            first = [g["slices_mhz"][0] for g in got if g["slices_mhz"][0] is not None]
+            last = [g["slices_mhz"][-1] for g in got if g["slices_mhz"][-1] is not None]
+            ends = f", first tenth {statistics.median(first):.0f}" if first else ""
+            ends += f", last tenth {statistics.median(last):.0f}" if last else ""
+            print(f"{what}: {name:<14} SM clock as run (probe): {statistics.median(means):.0f} MHz{ends}", flush=True)
+        else:
+            print(f"{what}: {name:<14} SM clock as run (probe): no readings inside the call", flush=True)
+    return result
 
 
 def profile_runners(torch, runners, inputs, out, what):
@@ -519,6 +680,8 @@ def run_case(torch, case, builds, manifest, args, failures):
             rel = record["checks"][name]["rel_l2"]
             speed = f"{t['median_ms']:9.4f} ms {t['tflops']:7.1f} TFLOPS {t['ratio_to_sdpa_default']:6.3f}x SDPA default"
             print(f"{cid}: {name:<14} {speed} (rel_l2 {rel:.2e})", flush=True)
+        if getattr(args, "probe", None) is not None:
+            record["clock_probe"] = probe_runners(args.probe, runners, inputs, out, args, record["timing"], cid)
     del inputs, out
     torch.cuda.empty_cache()
     return record
@@ -558,6 +721,14 @@ def run_experiment(tool, argv, args, manifest, build_one, cases, run_one):
             print_build(b)
             if not b["ok"]:
                 failures.append(f"build {b['name']}: {b['error']}")
+        args.probe_library = None
+        if args.clock_probe:
+            doc["clock_probe_build"] = built = build_probe(nvcc, workdir)
+            if built["ok"]:
+                args.probe_library = built["library"]
+            else:
+                failures.append(f"build of the clock probe: {built['error']}")
+                print(failures[-1], flush=True)
         doc.update(builds=builds, failures=failures)
         if not args.dry_run:
             run_gpu(args, builds, manifest, doc, failures, cases, run_one)
@@ -571,6 +742,7 @@ def run_gpu(args, builds, manifest, doc, failures, cases, run_one):
     doc["gpu"] = gpu_facts() | {"torch_name": torch.cuda.get_device_name(0)}
     doc["torch"] = torch.__version__
     doc["cases"] = []
+    args.probe = ClockProbe(torch, args.probe_library) if args.probe_library else None
     for case in cases:
         try:
             doc["cases"].append(run_one(torch, case, builds, manifest, args, failures))

@@ -280,6 +280,18 @@ static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA
 // which no other CTA reads and so comes from DRAM, is an L2 hit. 0 (the default): no prefetch.
 // Measured (run 152, H100, beside two builds of the default): D128 causal 1.2-1.3 % faster at
 // fp16, 0.0-0.2 % slower at bf16, the non-causal cases 0.2-1.6 % slower; so off.
+// KG_FA_PERSISTENT_ORDER 2's item, read from shared memory (the consumers) or claimed with an
+// atomic (the producer), is the same in every lane, but ptxas cannot tell: every value made from it
+// (the item's rows and tiles, the rings' running index, the descriptors) lives in vector registers,
+// and each wgmma's descriptors are moved to uniform ones first (60 R2UR in the consumers' key
+// loop; Nsight Compute, run 171: 3.0 % more instructions than the same tiles without the
+// persistent grid). 1: the item passed through redux.sync, whose result is a uniform register
+// (5 R2UR). Measured (run 172, H200): at D128 causal no change (within 0.04 % of order 2 without
+// it); at D64 causal, with order 2, 3.0-3.7 % faster than the snake at S = 8192, level at 4096.
+// Off: order 2 is an experiment's (its counter forbids overlapping launches on two streams).
+#ifndef KG_FA_UNIFORM_ITEM
+#define KG_FA_UNIFORM_ITEM 0
+#endif
 #ifndef KG_FA_PREFETCH_Q
 #define KG_FA_PREFETCH_Q 0
 #endif
@@ -821,7 +833,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #if KG_FA_PERSISTENT_ORDER == 2
       if constexpr (kDynamic) {
         // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed one ahead
-        auto claim = [&]() { return static_cast<int>(atomicAdd(&g_fa_claims[0], 1u) + gridDim.x); };
+        auto claim = [&]() {
+          const int got = static_cast<int>(atomicAdd(&g_fa_claims[0], 1u) + gridDim.x);
+#if KG_FA_UNIFORM_ITEM
+          return __reduce_min_sync(1u, got);  // this thread alone: the claim into a uniform register
+#else
+          return got;
+#endif
+        };
         int item = blockIdx.x;
         int claimed = claim();
         for (;; g0 += n_tiles, ++it) {
@@ -911,6 +930,11 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       // KG_FA_PERSISTENT_ORDER 2: the item the producer put beside this Q buffer
       kg::mbar_wait(bars.q_full(q_buf()), (it / kQBufs) & 1);
       asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(item) : "r"(s_items + 4 * q_buf()) : "memory");
+#if KG_FA_UNIFORM_ITEM
+      // every lane read the same word: redux.sync's result lives in a uniform register, so the
+      // item's rows, tiles and ring index (and every descriptor made from them) stay uniform
+      item = __reduce_min_sync(0xffffffffu, item);
+#endif
     }
     if constexpr (kPersistent) {
       if (item >= n_items) break;
