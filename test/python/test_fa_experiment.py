@@ -126,6 +126,7 @@ def dry_run(tmp_path_factory):
         "--build", "nc2=-DKG_FA_NARROW_CAUSAL=2",
         "--build", "dyn=-DKG_FA_PERSISTENT_CAUSAL=2,-DKG_FA_CAUSAL_BLOCK_N_D128=128,-DKG_FA_PERSISTENT_ORDER=2",
         "--build", "dynu=-DKG_FA_PERSISTENT_CAUSAL=2,-DKG_FA_CAUSAL_BLOCK_N_D128=128,-DKG_FA_PERSISTENT_ORDER=2,-DKG_FA_UNIFORM_ITEM=1",
+        "--build", "ds=-DKG_FA_DESC_STAGE=1", "--build", "dsbad=-DKG_FA_DESC_STAGE=2",
         "--build", "ordbad=-DKG_FA_PERSISTENT_ORDER=3", "--clock-probe", "1",
         "--out", str(out),
     )
@@ -139,7 +140,7 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     r, doc = dry_run
     assert r.returncode == 1  # some builds failed (the static assertions'); the others went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old", "n128", "wg2", "pers", "stg", "nl0", "nd", "pc", "c128", "c176", "ord0", "pq", "nc2", "dyn", "dynu"):
+    for name in ("base", "old", "n128", "wg2", "pers", "stg", "nl0", "nd", "pc", "c128", "c176", "ord0", "pq", "nc2", "dyn", "dynu", "ds"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -247,7 +248,8 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
         f"build deep: {deep['error']}", f"build bn160: {bn160['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
         f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}", f"build clupers: {clupers['error']}",
         f"build pbad: {builds['pbad']['error']}", f"build lzbad: {builds['lzbad']['error']}", f"build pcbad: {pcbad['error']}",
-        f"build pcwide: {pcwide['error']}", f"build cbad: {cbad['error']}", f"build ordbad: {builds['ordbad']['error']}",
+        f"build pcwide: {pcwide['error']}", f"build cbad: {cbad['error']}", f"build dsbad: {builds['dsbad']['error']}",
+        f"build ordbad: {builds['ordbad']['error']}",
     ]
     assert 'static assertion failed with "KG_FA_PERSISTENT_ORDER: 0, 1 or 2"' in builds["ordbad"]["error"]
     # the persistent causal grid claiming its items at run time (KG_FA_PERSISTENT_ORDER 2): the
@@ -255,6 +257,8 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     assert regs["dyn"] == regs["pc"]
     # its item kept in a uniform register (KG_FA_UNIFORM_ITEM): the same, and REDUX where order 2 reads it
     assert regs["dynu"] == regs["dyn"]
+    # K and V descriptors advanced to their stage once per tile (KG_FA_DESC_STAGE): clean; 2 is no value
+    assert not builds["dsbad"]["ok"] and 'static assertion failed with "KG_FA_DESC_STAGE: 0 or 1"' in builds["dsbad"]["error"]
     if "sass" in builds["dyn"]:
         # 64 R2UR in dyn's fp16 D128 causal instance alone, 5 in dynu's (the nineteenth session)
         assert builds["dynu"]["sass"]["REDUX"] > 0 == builds["dyn"]["sass"]["REDUX"]
@@ -1485,3 +1489,29 @@ def test_a_uniform_item_pays_at_d64_causal_on_long_sequences_and_not_at_d128():
     inst = [int(x["smsp__inst_executed.sum"]) for x in k]
     assert round(inst[2] / inst[1], 3) == 0.996 and round(inst[2] / inst[0], 3) == 1.026
     assert [x["dram__bytes_read.sum"] for x in k] == ["4.83", "4.96", "4.96", "4.83"]
+
+
+def test_k_and_v_descriptors_advanced_to_their_stage_once_per_tile():
+    """Run 174 (NVIDIA H200 serial 1653924041624; D128 at S = 4096 and 8192, the harness's regime,
+    every build checked on every shape): KG_FA_DESC_STAGE on the default's instances (bs) is 0.4-0.6 %
+    faster at D128 causal, fp16 and bf16 at both lengths, where the two builds of the default are
+    within 0.03 %; without the mask 0.1-0.9 % (the copies up to 0.4 % apart). With it the persistent
+    causal grid on 128-key tiles (dyns, with KG_FA_UNIFORM_ITEM; its key loop 705 instructions against
+    dyn's 718) is level with the default at S = 4096 and 2.9 % behind at 8192. dyns's non-causal
+    instances, bs's code, read 0.980 at fp16 S = 4096 and within 0.2 % of bs elsewhere."""
+    doc = recorded(174, gpu="h200")
+    assert doc["gpu"]["serial"] == "1653924041624" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == ["base", "bs", "dyns", "base2"]
+    assert len(doc["cases"]) == 16 and all(ck["ok"] for c in doc["cases"] for ck in c["checks"].values())
+    g = {}
+    for c in doc["cases"]:
+        p = c["params"]
+        if p["H"] == 96:
+            t = c["timing"]
+            g[(p["dtype"], p["S"], p["causal"])] = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
+    causal = [v for k, v in g.items() if k[2]]
+    assert len(causal) == 4 and all(1.004 < v["bs"] < 1.006 and abs(v["base2"] - 1) < 0.0004 for v in causal)
+    plain = [v for k, v in g.items() if not k[2]]
+    assert all(1.0007 < v["bs"] < 1.0094 and abs(v["base2"] - 1) < 0.0042 for v in plain)
+    assert [round(g[(dt, s, True)]["dyns"], 3) for s in (4096, 8192) for dt in ("fp16", "bf16")] == [0.999, 1.0, 0.972, 0.971]
+    assert round(g[("fp16", 4096, False)]["dyns"], 3) == 0.98

@@ -394,6 +394,19 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 #ifndef KG_FA_DESC_ADV_PARTS
 #define KG_FA_DESC_ADV_PARTS 3
 #endif
+// 1: with bit 2, a K or V tile's descriptor advanced to its stage once per tile, then by each
+// k-step's constant (the same descriptors: both offsets are multiples of 16 bytes). In the
+// persistent causal D128 grid ptxas rebuilt each k-step's K descriptor from the stage's address
+// (ULEA.HI, UIADD3), where a CTA per item folds them (the nineteenth session: its key loop 718
+// instructions, with this 705, a CTA per item's 700). Measured (run 174, H200, the harness's
+// regime, beside two builds of the default 0.0-0.4 % apart): on the default's instances 0.4-0.6 %
+// faster at D128 causal (fp16, bf16; S = 4096, 8192), 0.1-0.9 % without the mask; the persistent
+// causal D128 grid with it level with the default at S = 4096, 2.9 % behind at 8192. Off until an
+// H100 says so. 0 (the default): the stage's and the k-step's offsets added together per k-step.
+#ifndef KG_FA_DESC_STAGE
+#define KG_FA_DESC_STAGE 0
+#endif
+static_assert(KG_FA_DESC_STAGE == 0 || KG_FA_DESC_STAGE == 1, "KG_FA_DESC_STAGE: 0 or 1");
 static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D128 >= 0 && KG_FA_DESC_ITER_D128 <= 3,
               "KG_FA_DESC_ITER, KG_FA_DESC_ITER_D128: 0 to 3 (bit 1: uniform warpgroup index; bit 2: descriptors "
               "advanced by constants)");
@@ -982,13 +995,21 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) kg::pin(acc[i]);
       kg::wgmma_fence();
+#if KG_FA_DESC_STAGE
+      const uint64_t desc_ks = kg::desc_advance(desc_k, s * L::kKVBytes);  // this stage's K tile
+#endif
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
         if constexpr ((kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 1) != 0) {
           kg::WgmmaSS<T, kN>::run(
               acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
-              kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32), kk);
+#if KG_FA_DESC_STAGE
+              kg::desc_advance(desc_ks, (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32),
+#else
+              kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32),
+#endif
+              kk);
         } else {
           const uint32_t q_addr = s_qi + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
           const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
@@ -1005,6 +1026,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
       kg::wgmma_fence();
+#if KG_FA_DESC_STAGE
+      [[maybe_unused]] const uint64_t desc_vs = kg::desc_advance(desc_v, s * L::kVStride);  // this stage's V tile
+#endif
 #pragma unroll
       for (int kk = 0; kk < decltype(cols)::value / 16; ++kk) {
         // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
@@ -1018,8 +1042,13 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         } else {
           // KG_FA_MMA_ROWSUM 1: 8 more columns, from the box of ones after the V buffer
           constexpr int kN = kRowSum == 1 ? kD + 8 : kD;
+#if KG_FA_DESC_STAGE
+          const uint64_t desc = (kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 2) != 0 ? kg::desc_advance(desc_vs, kk * 16 * 128)
+                                                           : kg::make_desc(v_addr, L::kKVBoxBytes, 1024);
+#else
           const uint64_t desc = (kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 2) != 0 ? kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128)
                                                            : kg::make_desc(v_addr, L::kKVBoxBytes, 1024);
+#endif
           kg::WgmmaRS<T, kN>::run(o_acc, p + 4 * kk, desc);
           // KG_FA_MMA_ROWSUM 2: P times a tile of ones, the same for every k-step
           if constexpr (kRowSum == 2) kg::WgmmaRS<T, 8>::run(o_acc + kORegs, p + 4 * kk, desc_ones);
