@@ -1515,3 +1515,29 @@ def test_k_and_v_descriptors_advanced_to_their_stage_once_per_tile():
     assert all(1.0007 < v["bs"] < 1.0094 and abs(v["base2"] - 1) < 0.0042 for v in plain)
     assert [round(g[(dt, s, True)]["dyns"], 3) for s in (4096, 8192) for dt in ("fp16", "bf16")] == [0.999, 1.0, 0.972, 0.971]
     assert round(g[("fp16", 4096, False)]["dyns"], 3) == 0.98
+
+
+def test_probe_runners_keeps_each_runners_clock_and_marks_calls_the_probe_slowed(capsys):
+    """probe_runners: N probed calls per runner, round-robin, each behind the timing's spin; it
+    prints each runner's median clock and its first and last tenth, and marks as perturbed (printing
+    why, no clock) a runner whose probed calls ran more than 3 % longer than its timing's median."""
+    calls = []
+
+    class FakeProbe:
+        def measure(self, fn, inputs, out, call_ms, cool_cycles, what):
+            calls.append((what, call_ms, cool_cycles))
+            slow = what.startswith("case: persistent")
+            return {"call_ms": call_ms * (1.7 if slow else 1.01), "readings": 100, "mean_mhz": 1640.0 if not slow else 1500.0,
+                    "slices_mhz": [1650.0] + [1640.0] * 8 + [1635.0], "covered": 0.999}
+
+    args = fa.parse_args(["--build", "x=", "--out", "u.json", "--cool-ms", "2", "--clock-probe", "2"])
+    runners = [("base", None), ("persistent", None)]
+    timing = {"base": {"median_ms": 10.0}, "persistent": {"median_ms": 6.0}}
+    got = fa.probe_runners(FakeProbe(), runners, {}, None, args, timing, "case")
+    assert [c[0] for c in calls] == ["case: base probe 0", "case: persistent probe 0", "case: base probe 1", "case: persistent probe 1"]
+    assert {c[2] for c in calls} == {3_960_000}  # the --cool-ms spin, in cycles
+    assert [g["perturbed"] for g in got["base"]] == [False, False] and [g["perturbed"] for g in got["persistent"]] == [True, True]
+    assert capsys.readouterr().out.splitlines() == [
+        "case: base           SM clock as run (probe): 1640 MHz, first tenth 1650, last tenth 1635",
+        "case: persistent     SM clock as run (probe): not kept: its calls ran 1.70x as long beside the probe (a grid that needs every SM)",
+    ]
