@@ -483,8 +483,8 @@ def test_fewer_dram_bytes_neither_raise_the_clock_nor_buy_time():
     A's evict_last hint (h2) and 384-column tiles (n384) beside two builds of the default. Nsight
     Compute (fp16, 8192^3): DRAM reads 748 MB for the default, 634 MB (-15 %) with g32 and 593 MB
     (-21 %) with n384, the hint's as the default's; the SM clock moved from 1.47 GHz to 1.47 and 1.51
-    (cuBLAS on the masked matrix: 1.76). In time none is faster than the default by more than the
-    two copies differ (0.1 %); g16 is 2.2-2.8 % slower. So DRAM's bytes are not what holds our
+    (cuBLAS on the masked matrix: 1.76). In time g32 reads 0.3 % faster (fp16) and 0.1 % slower
+    (bf16), the hint and n384 0.2-1.1 % slower, g16 2.2-2.8 % slower (the copies 0.03-0.09 % apart). So DRAM's bytes are not what holds our
     clock under cuBLAS's: its masked operands are (run 161)."""
     doc = recorded(167, gpu="h200")
     assert doc["gpu"]["serial"] == "1653724050652" and doc["failures"] == []
