@@ -401,8 +401,8 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 // instructions, with this 705, a CTA per item's 700). Measured (run 174, H200, the harness's
 // regime, beside two builds of the default 0.0-0.4 % apart): on the default's instances 0.4-0.6 %
 // faster at D128 causal (fp16, bf16; S = 4096, 8192), 0.1-0.9 % without the mask; the persistent
-// causal D128 grid with it level with the default at S = 4096, 2.9 % behind at 8192. Off until an
-// H100 says so. 0 (the default): the stage's and the k-step's offsets added together per k-step.
+// causal D128 grid with it level with the default at S = 4096, 2.9 % behind at 8192; again on
+// another H200 (run 175): 0.43-0.57 % at D128 causal. Off until an H100 says so. 0 (the default): the stage's and the k-step's offsets added together per k-step.
 #ifndef KG_FA_DESC_STAGE
 #define KG_FA_DESC_STAGE 0
 #endif
