@@ -48,6 +48,7 @@ PROBE = {"B": 2, "H": 3}  # --seq's shapes
 AXES = {"dtype": ("fp16", "bf16"), "D": (128, 64), "causal": (False, True)}
 NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 HANG_S = 60  # a call that has not finished after this long is taken for a hang: the run stops
+POLL_S = 0.0005  # how often wait() looks at an event (and watch_burst reads the clock)
 PROFILE_RANGE = "kgprof"  # --profile's NVTX range, around the one call of each runner
 SEED = 0
 
@@ -351,13 +352,16 @@ class LibraryCtx:
         return self._library
 
 
-def wait(torch, event, what):
-    """Waits for `event`; a call still running after HANG_S seconds is taken for a hang."""
+def wait(torch, event, what, poll=None):
+    """Waits for `event`, calling `poll` (when given) every POLL_S meanwhile; a call still running
+    after HANG_S seconds is taken for a hang."""
     deadline = time.monotonic() + HANG_S
     while not event.query():
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what}: no result after {HANG_S} s (a hang?)")
-        time.sleep(0.0005)
+        if poll is not None:
+            poll()
+        time.sleep(POLL_S)
 
 
 def check(torch, fn, inputs, out, tolerance, what):
@@ -406,9 +410,6 @@ def round_orders(names, rounds, how, seed):
     return [rng.sample(names, len(names)) for _ in range(rounds)]
 
 
-POLL_S = 0.0005  # watch_burst's period
-
-
 def watch_burst(begin, end, read, what):
     """Waits for a queued burst (its start and end events) and reads the SM clock (`read`, MHz)
     while the GPU runs it: every POLL_S from when `begin` has completed until `end` has. The
@@ -416,17 +417,17 @@ def watch_burst(begin, end, read, what):
     milliseconds, so that reading is still the burst's). None without `read`. Until 2026-11-28 (the
     nineteenth session) the clock was read once, as the burst was queued: with --cool-ms that was
     the clock of the spin queued before it, not the burst's (docs/notes/kernel-gaps.md)."""
-    deadline = time.monotonic() + HANG_S
-    readings, started = [], False
-    while not end.query():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: no result after {HANG_S} s (a hang?)")
-        started = started or begin.query()
-        if started and read is not None:
-            readings.append(read())
-        time.sleep(POLL_S)
     if read is None:
+        wait(None, end, what)
         return None
+    readings, started = [], [False]
+
+    def poll():
+        started[0] = started[0] or begin.query()
+        if started[0]:
+            readings.append(read())
+
+    wait(None, end, what, poll)
     return readings or [read()]
 
 

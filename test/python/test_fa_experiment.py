@@ -1249,15 +1249,15 @@ def test_cool_ms_reproduces_the_harness_regime():
     assert got == {0: (1.096, 1.105, 1447.5), 12: (1.051, 1.051, 1965.0)}
 
 
-def h200_gains(run, serial, builds):
-    """An H200 run's (the eighteenth session's) builds, checked on every case, and {case id: {build:
-    base's median over the build's}} on its cases of 96 heads (the headline's and --shape's S = 8192)."""
+def h200_gains(run, serial, builds, key=None):
+    """An H200 run's builds, checked on every case, and {case id (or key(its params)): {build:
+    base's median over the build's}} on its cases of 96 heads (the headline's and --shape's)."""
     doc = recorded(run, gpu="h200")
     assert doc["gpu"]["serial"] == serial and doc["gpu"]["name"] == "NVIDIA H200" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == builds
     assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
     return {
-        c["id"]: {n: c["timing"]["base"]["median_ms"] / t["median_ms"] for n, t in c["timing"].items()}
+        (key(c["params"]) if key else c["id"]): {n: c["timing"]["base"]["median_ms"] / t["median_ms"] for n, t in c["timing"].items()}
         for c in doc["cases"]
         if c["params"]["H"] == 96
     }
@@ -1466,19 +1466,14 @@ def test_a_uniform_item_pays_at_d64_causal_on_long_sequences_and_not_at_d128():
     the default's 192-key tiles. Nsight Compute (run 173): 0.4 % fewer instructions than dyn, still
     2.6 % more than the same tiles without the persistent grid, with DRAM reads 2.7 % up. The probe
     marks the snake's calls perturbed (it needs every SM) and not the claiming grid's."""
+    g = h200_gains(172, "1654024032186", ["base", "n128", "dyn", "dynu", "o2u", "base2"], key=lambda p: (p["dtype"], p["D"], p["S"]))
+    assert all(abs(v["base2"] - 1) < 0.0005 for v in g.values())
     doc = recorded(172, gpu="h200")
-    assert doc["gpu"]["serial"] == "1654024032186" and doc["failures"] == []
-    assert [b["name"] for b in doc["builds"]] == ["base", "n128", "dyn", "dynu", "o2u", "base2"]
-    assert len(doc["cases"]) == 24 and all(ck["ok"] for c in doc["cases"] for ck in c["checks"].values())
-    g = {}
+    assert len(doc["cases"]) == 24
     for c in doc["cases"]:
-        p = c["params"]
-        if p["H"] == 96:
-            t = c["timing"]
-            g[(p["dtype"], p["D"], p["S"])] = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
-            assert abs(g[(p["dtype"], p["D"], p["S"])]["base2"] - 1) < 0.0005
+        if c["params"]["H"] == 96:
             perturbed = {n for n, got in c["clock_probe"].items() if got[0]["perturbed"]}
-            assert perturbed == ({"base", "n128", "base2"} if p["D"] == 64 else set()), c["id"]
+            assert perturbed == ({"base", "n128", "base2"} if c["params"]["D"] == 64 else set()), c["id"]
     d64 = {k: v for k, v in g.items() if k[1] == 64}
     assert [round(d64[(dt, 64, 8192)]["o2u"], 3) for dt in ("fp16", "bf16")] == [1.037, 1.030]
     assert all(abs(d64[(dt, 64, 4096)]["o2u"] - 1) < 0.002 for dt in ("fp16", "bf16"))
@@ -1500,16 +1495,8 @@ def test_k_and_v_descriptors_advanced_to_their_stage_once_per_tile():
     dyn's 718) is level with the default at S = 4096 and 2.9 % behind at 8192. dyns's non-causal
     instances, bs's code, read 0.980 at fp16 S = 4096 and within 0.2 % of bs elsewhere. Run 175,
     another H200, reads the same gain at D128 causal."""
-    doc = recorded(174, gpu="h200")
-    assert doc["gpu"]["serial"] == "1653924041624" and doc["failures"] == []
-    assert [b["name"] for b in doc["builds"]] == ["base", "bs", "dyns", "base2"]
-    assert len(doc["cases"]) == 16 and all(ck["ok"] for c in doc["cases"] for ck in c["checks"].values())
-    g = {}
-    for c in doc["cases"]:
-        p = c["params"]
-        if p["H"] == 96:
-            t = c["timing"]
-            g[(p["dtype"], p["S"], p["causal"])] = {n: t["base"]["median_ms"] / v["median_ms"] for n, v in t.items()}
+    g = h200_gains(174, "1653924041624", ["base", "bs", "dyns", "base2"], key=lambda p: (p["dtype"], p["S"], p["causal"]))
+    assert len(recorded(174, gpu="h200")["cases"]) == 16
     causal = [v for k, v in g.items() if k[2]]
     assert len(causal) == 4 and all(1.004 < v["bs"] < 1.006 and abs(v["base2"] - 1) < 0.0004 for v in causal)
     plain = [v for k, v in g.items() if not k[2]]
@@ -1518,13 +1505,9 @@ def test_k_and_v_descriptors_advanced_to_their_stage_once_per_tile():
     assert round(g[("fp16", 4096, False)]["dyns"], 3) == 0.98
     # again on another H200 (run 175, serial 1653924042041; the four causal D128 cases, 20 rounds):
     # 0.43-0.57 %, the copies within 0.01 %
-    again = recorded(175, gpu="h200")
-    assert again["gpu"]["serial"] == "1653924042041" and again["failures"] == []
-    assert all(ck["ok"] for c in again["cases"] for ck in c["checks"].values())
-    big = [c["timing"] for c in again["cases"] if c["params"]["H"] == 96]
-    gain = sorted(round(t["base"]["median_ms"] / t["bs"]["median_ms"], 4) for t in big)
-    assert gain == [1.0043, 1.0045, 1.0057, 1.0057]
-    assert all(abs(t["base"]["median_ms"] / t["base2"]["median_ms"] - 1) < 0.0002 for t in big)
+    again = h200_gains(175, "1653924042041", ["base", "bs", "base2"])
+    assert sorted(round(v["bs"], 4) for v in again.values()) == [1.0043, 1.0045, 1.0057, 1.0057]
+    assert len(again) == 4 and all(abs(v["base2"] - 1) < 0.0002 for v in again.values())
 
 
 def test_probe_runners_keeps_each_runners_clock_and_marks_calls_the_probe_slowed(capsys):
