@@ -10,6 +10,7 @@ with no wgmma instance fail alone, with the static_assert's reason."""
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -121,7 +122,10 @@ def dry_run(tmp_path_factory):
         "--build", "pc=-DKG_FA_PERSISTENT_CAUSAL=1,-DKG_FA_CAUSAL_BLOCK_N_D128=128",
         "--build", "pcbad=-DKG_FA_PERSISTENT_CAUSAL=1,-DKG_FA_TMA_STORE=0,-DKG_FA_CAUSAL_BLOCK_N_D128=128",
         "--build", "c128=-DKG_FA_CAUSAL_BLOCK_N_D128=128", "--build", "c176=-DKG_FA_CAUSAL_BLOCK_N_D128=176",
-        "--build", "pcwide=-DKG_FA_PERSISTENT_CAUSAL=1", "--build", "cbad=-DKG_FA_CAUSAL_BLOCK_N_D128=160",
+        "--build", "pcwide=-DKG_FA_PERSISTENT_CAUSAL=1", "--build", "cbad=-DKG_FA_CAUSAL_BLOCK_N_D128=144",
+        "--build", "c160=-DKG_FA_CAUSAL_BLOCK_N_D128=160",
+        "--build", "p160=-DKG_FA_CAUSAL_BLOCK_N_D128=160,-DKG_FA_PERSISTENT_CAUSAL_D128=3,-DKG_FA_PERSISTENT_ORDER=2,-DKG_FA_UNIFORM_ITEM=1",
+        "--build", "p3at192=-DKG_FA_PERSISTENT_CAUSAL_D128=3", "--build", "secbad=-DKG_FA_CLAIM_SECTIONS=3",
         "--build", "ord0=-DKG_FA_PERSISTENT_ORDER=0", "--build", "pq=-DKG_FA_PREFETCH_Q=1",
         "--build", "nc2=-DKG_FA_NARROW_CAUSAL=2",
         "--build", "dyn=-DKG_FA_PERSISTENT_CAUSAL=2,-DKG_FA_CAUSAL_BLOCK_N_D128=128,-DKG_FA_PERSISTENT_ORDER=2",
@@ -140,7 +144,8 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     r, doc = dry_run
     assert r.returncode == 1  # some builds failed (the static assertions'); the others went on
     builds = {b["name"]: b for b in doc["builds"]}
-    for name in ("base", "old", "n128", "wg2", "pers", "stg", "nl0", "nd", "pc", "c128", "c176", "ord0", "pq", "nc2", "dyn", "dynu", "ds"):
+    for name in ("base", "old", "n128", "wg2", "pers", "stg", "nl0", "nd", "pc", "c128", "c176", "ord0", "pq", "nc2", "dyn", "dynu", "ds",
+                 "c160", "p160"):
         b = builds[name]
         assert b["ok"], b.get("error")
         assert b["warnings"] == []  # no C7514-like "wgmma serialized"
@@ -166,6 +171,9 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     # the causal D128 tile of 128 keys (the default until the sixteenth session): one instance each
     assert regs["c128"] == {i: r for i, r in regs["base"].items() if "N192" not in i}
     assert regs["c176"] == {i.replace("N192", "N176"): r for i, r in regs["base"].items()}
+    # 160 keys (the twentieth session), a CTA per item or the persistent grid with two Q buffers and
+    # the output staged in the item's own (KG_FA_PERSISTENT_CAUSAL_D128=3): clean, the same registers
+    assert regs["c160"] == regs["p160"] == {i.replace("N192", "N160"): r for i, r in regs["base"].items()}
     # 128 keys without the mask: no N176 instance, the D64 and causal ones unchanged
     assert regs["n128"] == {**{i: 168 for i in regs["n128"] if "D128" in i}, **dict.fromkeys(D64, 128)}
     assert not any("N176" in i for i in regs["n128"])
@@ -196,11 +204,14 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
     # the persistent causal D128 grid's second Q buffer and O buffer beside 192-key rings: refused
     pcwide, cbad = builds["pcwide"], builds["cbad"]
     assert not pcwide["ok"] and not cbad["ok"]
-    assert (
-        'static assertion failed with "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128 (the '
-        "persistent grid's Q and O buffers do not fit beside wider rings)\"" in pcwide["error"]
+    # and mode 3 beside them too (it fits at 160 keys)
+    refused = (
+        'static assertion failed with "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128, or 160 with '
+        "KG_FA_PERSISTENT_CAUSAL_D128=3 (the persistent grid's Q and O buffers do not fit beside wider rings)\""
     )
-    assert 'static assertion failed with "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 176 or 192"' in cbad["error"]
+    assert refused in pcwide["error"] and refused in builds["p3at192"]["error"]
+    assert 'static assertion failed with "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 160, 176 or 192"' in cbad["error"]
+    assert 'static assertion failed with "KG_FA_CLAIM_SECTIONS: 0, 1 or 2"' in builds["secbad"]["error"]
     # 192 keys in the non-causal D64 instances (named N192, as N176): the same registers at launch
     # (65536 / 512), but they spill. At 160 registers a consumer thread cannot hold S(j + 1) (96 fp32),
     # P(j) (48 packed pairs, read by the P V wgmma in flight) and O (32) at once: 176 before any
@@ -248,7 +259,8 @@ def test_the_builds_compile_clean_and_a_too_deep_ring_or_a_tile_without_wgmma_fa
         f"build deep: {deep['error']}", f"build bn160: {bn160['error']}", f"build wg3old: {wg3old['error']}", f"build tmapers: {tmapers['error']}",
         f"build d64bad: {d64bad['error']}", f"build psbad: {psbad['error']}", f"build clupers: {clupers['error']}",
         f"build pbad: {builds['pbad']['error']}", f"build lzbad: {builds['lzbad']['error']}", f"build pcbad: {pcbad['error']}",
-        f"build pcwide: {pcwide['error']}", f"build cbad: {cbad['error']}", f"build dsbad: {builds['dsbad']['error']}",
+        f"build pcwide: {pcwide['error']}", f"build cbad: {cbad['error']}", f"build p3at192: {builds['p3at192']['error']}",
+        f"build secbad: {builds['secbad']['error']}", f"build dsbad: {builds['dsbad']['error']}",
         f"build ordbad: {builds['ordbad']['error']}",
     ]
     assert 'static assertion failed with "KG_FA_PERSISTENT_ORDER: 0, 1 or 2"' in builds["ordbad"]["error"]
@@ -1534,3 +1546,88 @@ def test_probe_runners_keeps_each_runners_clock_and_marks_calls_the_probe_slowed
         "case: base           SM clock as run (probe): 1640 MHz, first tenth 1650, last tenth 1635",
         "case: persistent     SM clock as run (probe): not kept: its calls ran 1.70x as long beside the probe (a grid that needs every SM)",
     ]
+
+
+def causal_gains(run, serial, builds):
+    """An H200 run's builds, checked on every case, and {(dtype, B, S, D): {build: base's median
+    over the build's}} on its causal cases (a shape timed twice keeps its second timing)."""
+    doc = recorded(run, gpu="h200")
+    assert doc["gpu"]["serial"] == serial and doc["gpu"]["name"] == "NVIDIA H200" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == builds
+    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    return {
+        (c["params"]["dtype"], c["params"]["B"], c["params"]["S"], c["params"]["D"]): {
+            n: c["timing"]["base"]["median_ms"] / t["median_ms"] for n, t in c["timing"].items()
+        }
+        for c in doc["cases"]
+        if c["params"]["causal"]
+    }
+
+
+def test_the_persistent_grid_on_160_key_tiles_with_the_output_in_its_q_buffer_is_2_pct_faster_at_d128_causal():
+    """Runs 176-179 (four H200s, the twentieth session; the harness's regime, every build checked on
+    every case). KG_FA_PERSISTENT_CAUSAL_D128=3 (two Q buffers, the output staged in the item's own)
+    with 160-key tiles, KG_FA_DESC_STAGE, and items claimed at run time (order 2, KG_FA_UNIFORM_ITEM):
+    2.1-2.6 % faster than the default at the headline's D128 causal cases (the copies within
+    0.03 %), 0.5-0.9 % at B4 H96 S8192. The same grid in the snake's order (p160s): 1.0-1.9 % faster
+    at the headline, 0.6-1.1 % slower at S = 8192. The 160-key tiles without the persistent grid
+    (n160): 0.7 % slower. Claimed one item ahead (run 176's p160, run 177's p160e), B2 H3 S4112
+    ran 28-29 % slower; claimed once the item's copies are issued (KG_FA_CLAIM_LATE), 1.4-1.9 %;
+    and with KG_FA_CLAIM_SECTIONS 1 or 2 (heaviest first across the heads) 26 % faster, while 1's
+    sections of 32 MB of K and V cost the headline 1.4-1.6 % (run 178): so 2, which takes that
+    order only on grids of at most four items per CTA. The smallest calls (S <= 1000, 7-18 us) run
+    1-11 % slower with any of them: why none is a default yet (and order 2's claim counters, global
+    to the process)."""
+    r176 = causal_gains(176, "1654024198433", ["base", "n160", "p160", "p160s", "bs", "base2"])
+    r177 = causal_gains(177, "1653724057632", ["base", "p160", "p160e", "p160s", "p128", "bs", "base2"])
+    r178 = causal_gains(178, "1653724033384", ["base", "p160", "p160h", "p160s", "base2"])
+    r179 = causal_gains(179, "1653824128515", ["base", "p160", "p160h", "p160s", "base2"])
+    head = [(dt, 16, 4096, 128) for dt in ("fp16", "bf16")]
+    long = [(dt, 4, 8192, 128) for dt in ("fp16", "bf16")]
+    tail = [(dt, 2, 4112, 128) for dt in ("fp16", "bf16")]
+    # the claims late, in the heads' order or (179's p160) KG_FA_CLAIM_SECTIONS 2's
+    late = [(r176, "p160"), (r177, "p160"), (r178, "p160h"), (r179, "p160h"), (r179, "p160")]
+    assert all(1.020 <= g[k][b] <= 1.026 for g, b in late for k in head)
+    assert all(abs(g[k]["base2"] - 1) < 0.0003 for g in (r176, r177, r178, r179) for k in head)
+    assert all(1.004 <= g[k][b] <= 1.009 for g, b in late for k in long)
+    assert all(1.010 <= g[k]["p160s"] <= 1.019 for g in (r176, r177, r178, r179) for k in head)
+    assert all(0.989 <= g[k]["p160s"] <= 0.994 for g in (r176, r177, r178, r179) for k in long)
+    assert [round(r176[k]["n160"], 4) for k in head] == [0.9934, 0.9932]
+    # the grid's tail: one item ahead, late in the heads' order, heaviest first across the heads
+    assert all(0.709 <= g[k][b] <= 0.720 for g, b in ((r176, "p160"), (r177, "p160e")) for k in tail)
+    assert all(0.981 <= g[k][b] <= 0.987 for g, b in ((r177, "p160"), (r178, "p160h"), (r179, "p160h")) for k in tail)
+    assert all(1.255 <= g[k]["p160"] <= 1.264 for g in (r178, r179) for k in tail)
+    assert [round(r178[k]["p160"], 4) for k in head] == [1.0069, 1.0089]  # 32 MB sections at the headline
+    # the smallest calls
+    assert all(g[(dt, 2, 77, 128)]["p160"] < 0.92 for g in (r178, r179) for dt in ("fp16", "bf16"))
+    # causal D64 (persistent by default, in the snake's order), order 2 instead: 2.6-3.9 % faster at
+    # S = 8192, from 0.3 % slower to 1.1 % faster at the headline
+    d64 = [(r177, "p160"), (r178, "p160h"), (r179, "p160h"), (r179, "p160")]
+    assert all(1.026 <= g[(dt, 4, 8192, 64)][b] <= 1.040 for g, b in d64 for dt in ("fp16", "bf16"))
+    assert all(0.996 <= g[(dt, 16, 4096, 64)][b] <= 1.011 for g, b in d64 for dt in ("fp16", "bf16"))
+
+
+def test_the_persistent_160_key_grids_items_cost_about_cudnns_and_its_clock_is_lower():
+    """Run 180 (H200 serial 1653824128515, run 179's machine): fp16 D128 causal at S = 2048 to 16384
+    with B x S^2 fixed, cycles from the probe's clock (per_item_fit). The default (192-key tiles, a
+    CTA per item): key tiles 14.22 Mcycles, 7,580 cycles an item (run 170: 14.14-14.20 and
+    7,500-7,600); 160-key tiles without the persistent grid 14.36 and 7,530; with it (p160) 14.41
+    and 5,170, cuDNN's 4,950. Its calls ran at 1593-1607 MHz against the default's 1598-1672: 4.1 %
+    fewer cycles at the headline, 2.0 % less time."""
+    doc = recorded(180, gpu="h200")
+    assert doc["gpu"]["serial"] == "1653824128515" and doc["failures"] == []
+    assert [b["name"] for b in doc["builds"]] == ["base", "p160", "n160"]
+    fit = {n: per_item_fit(doc, n, True) for n in ("base", "p160", "n160", "sdpa_default")}
+    assert {n: (round(a / 1e6, 2), round(c, -1)) for n, (a, c, _) in fit.items()} == {
+        "base": (14.22, 7580.0),
+        "p160": (14.41, 5170.0),
+        "n160": (14.36, 7530.0),
+        "sdpa_default": (16.37, 4950.0),
+    }
+    assert all(res < 0.003 for _, _, res in fit.values())
+    case = next(c for c in doc["cases"] if c["params"]["S"] == 4096 and c["params"]["B"] == 16)
+    mhz = {n: statistics.median(g["mean_mhz"] for g in case["clock_probe"][n]) for n in ("base", "p160")}
+    assert {n: round(m) for n, m in mhz.items()} == {"base": 1632, "p160": 1601}
+    cycles = {n: case["timing"][n]["median_ms"] * mhz[n] for n in mhz}
+    assert round(cycles["base"] / cycles["p160"], 3) == 1.041
+    assert round(case["timing"]["base"]["median_ms"] / case["timing"]["p160"]["median_ms"], 3) == 1.021

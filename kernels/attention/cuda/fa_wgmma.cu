@@ -60,6 +60,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #include "../../common/cuda/ptx.cuh"
 #include "../../common/cuda/tma.cuh"
 #include "../../common/cuda/wgmma.cuh"
@@ -183,6 +185,18 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // runs 150 and 151, two more H100s): 0.6 % and 0.4 % slower; with KG_FA_PERSISTENT_ORDER's snake
 // 0.4 % faster (fp16) and 1.5 % slower (bf16). D128 causal now takes 192-key tiles
 // (KG_FA_CAUSAL_BLOCK_N_D128), beside which the persistent grid's buffers do not fit.
+// 3 (issue 28, the twentieth session): two Q buffers as 2, but no O buffer: each warpgroup stages
+// its output in its own rows of the item's Q buffer (as the non-persistent grid does), and the
+// thread that stores them releases that Q buffer (Q empty, one arrival per consumer warpgroup)
+// once the copies have read it, which it checks during the next item's first S. So the persistent
+// grid needs 64 KB beside the rings, and 160-key tiles fit (KG_FA_CAUSAL_BLOCK_N_D128=160).
+// Measured on four H200s (runs 176-180, scripts/fa-experiment.py, the harness's regime, beside two
+// builds of the default 0.03 % apart): with 160 keys, KG_FA_DESC_STAGE and KG_FA_PERSISTENT_ORDER 2
+// (KG_FA_UNIFORM_ITEM) 2.1-2.6 % faster than the default at D128 causal (B16 H96 S4096, fp16 and
+// bf16), 0.5-0.9 % at B4 H96 S8192; an item costs its SM 5,170 cycles against the default's 7,580
+// (cuDNN's 4,950), its key tiles 1.3 % more (160 keys against 192). In the snake's order 1.0-1.9 %
+// faster and 0.6-1.1 % slower. Not a default: calls of at most ~1000 keys (7-18 us) run 1-11 %
+// slower, order 2's counters are the process's, and no H100 has run it.
 #ifndef KG_FA_PERSISTENT_CAUSAL_D64
 #ifdef KG_FA_PERSISTENT_CAUSAL
 #define KG_FA_PERSISTENT_CAUSAL_D64 KG_FA_PERSISTENT_CAUSAL
@@ -238,11 +252,13 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_CAUSAL_BLOCK_N_D128
 #define KG_FA_CAUSAL_BLOCK_N_D128 192
 #endif
-static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 || KG_FA_CAUSAL_BLOCK_N_D128 == 192,
-              "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 176 or 192");
-static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 == 0,
-              "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128 (the persistent grid's Q and O "
-              "buffers do not fit beside wider rings)");
+static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 160 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 ||
+                  KG_FA_CAUSAL_BLOCK_N_D128 == 192,
+              "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 160, 176 or 192");
+static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 == 0 ||
+                  (KG_FA_CAUSAL_BLOCK_N_D128 == 160 && KG_FA_PERSISTENT_CAUSAL_D128 == 3),
+              "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128, or 160 with "
+              "KG_FA_PERSISTENT_CAUSAL_D128=3 (the persistent grid's Q and O buffers do not fit beside wider rings)");
 // The order in which a persistent causal grid's CTAs take their items. 0: CTA c takes items c,
 // c + C, c + 2C, ... of the C CTAs, and launch() lowers C until it is coprime with the query
 // blocks per head, so that every CTA walks every block (132 SMs at 32 blocks per head would give
@@ -273,6 +289,33 @@ static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 =
 #ifndef KG_FA_PERSISTENT_ORDER
 #define KG_FA_PERSISTENT_ORDER 1
 #endif
+// KG_FA_PERSISTENT_ORDER 2: when the producer claims a CTA's next item. 1: once it has issued the
+// copies of the item it loads (about two key tiles before the consumers finish it), so a CTA holds
+// one item not yet started at most, for as long as the atomic's latency needs. 0: one item ahead
+// (as the eighteenth session measured it): every CTA claims its second item as it starts, so on a
+// grid of few items (fewer than twice the SMs) the claims fall in the CTAs' order of arrival, not
+// in their order of finishing (B2 H3 S4112: 28-29 % slower than a CTA per item, runs 176-177;
+// late, 1.4-1.9 %).
+#ifndef KG_FA_CLAIM_LATE
+#define KG_FA_CLAIM_LATE 1
+#endif
+// KG_FA_PERSISTENT_ORDER 2: the order of the items claimed. 0: the heads one after another, each
+// head's blocks heaviest first (the eighteenth session's order). 1: the heads in sections of as
+// many as 32 MB of K and V hold, and within a section the query blocks heaviest first across its
+// heads (longest first, so the grid's tail is made of its lightest items): on an H200 (run 178)
+// 26 % faster than a CTA per item at B2 H3 S4112 D128 (198 items on 132 CTAs; 0: 1.4-1.9 %
+// slower), but 1.4-1.6 % slower than 0 at the
+// headline (B16 H96 S4096) and 0.5-0.7 % at B4 H96 S8192. 2 (the default): 1's order over all the
+// heads when the grid has at most four items per CTA, else 0's.
+#ifndef KG_FA_CLAIM_SECTIONS
+#define KG_FA_CLAIM_SECTIONS 2
+#endif
+static_assert(KG_FA_CLAIM_SECTIONS >= 0 && KG_FA_CLAIM_SECTIONS <= 2, "KG_FA_CLAIM_SECTIONS: 0, 1 or 2");
+// KG_FA_PERSISTENT_ORDER 2: counters per launch, taken in turn by the host (a launch's counters
+// reset themselves when its last CTA is done), so that launches on several streams may overlap
+// unless a multiple of this many launches apart. A CUDA graph replays the slot it captured: two
+// graphs replayed at once on two streams may share one (one reason order 2 is not a default).
+constexpr int kClaimSlots = 64;
 static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA_PERSISTENT_ORDER: 0, 1 or 2");
 // P > 0: the producer of a CTA of the non-persistent grid, once it has issued its own loads,
 // brings into the L2 the Q rows of the CTA P x (the SMs) places after it in the grid's order (the
@@ -511,9 +554,9 @@ static_assert((!KG_FA_PERSISTENT_CAUSAL_D64 && !KG_FA_PERSISTENT_CAUSAL_D128) ||
                   (KG_FA_TMA_STORE && !KG_FA_PERSISTENT && KG_FA_PRODUCER_WG),
               "KG_FA_PERSISTENT_CAUSAL needs KG_FA_TMA_STORE, the producer warpgroup, and not KG_FA_PERSISTENT "
               "(KG_FA_PERSISTENT_CAUSAL_D64 and _D128 too)");
-static_assert(KG_FA_PERSISTENT_CAUSAL_D64 >= 0 && KG_FA_PERSISTENT_CAUSAL_D64 <= 2 && KG_FA_PERSISTENT_CAUSAL_D128 >= 0 &&
-                  KG_FA_PERSISTENT_CAUSAL_D128 <= 2,
-              "KG_FA_PERSISTENT_CAUSAL(_D64, _D128): 0, 1 or 2");
+static_assert(KG_FA_PERSISTENT_CAUSAL_D64 >= 0 && KG_FA_PERSISTENT_CAUSAL_D64 <= 3 && KG_FA_PERSISTENT_CAUSAL_D128 >= 0 &&
+                  KG_FA_PERSISTENT_CAUSAL_D128 <= 3,
+              "KG_FA_PERSISTENT_CAUSAL(_D64, _D128): 0, 1, 2 or 3");
 // KG_FA_PERSISTENT_CAUSAL's value for the causal instances of head dim kD
 template <int kD>
 __host__ __device__ constexpr int persistent_causal() {
@@ -526,14 +569,19 @@ template <int kD, bool kCausal>
 __host__ __device__ constexpr bool persistent() {
   return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD>() != 0);
 }
+// KG_FA_PERSISTENT_CAUSAL 3: a persistent instance staging its output in the item's Q buffer
+template <int kD, bool kCausal>
+__host__ __device__ constexpr bool o_in_q() {
+  return kCausal && persistent_causal<kD>() == 3 && !KG_FA_PERSISTENT;
+}
 template <int kD, bool kCausal>
 __host__ __device__ constexpr bool own_o_buffer() {
-  return persistent<kD, kCausal>() && KG_FA_TMA_STORE;
+  return persistent<kD, kCausal>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal>();
 }
-// Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2, else 1.
+// Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2 or 3, else 1.
 template <int kD, bool kCausal>
 __host__ __device__ constexpr int q_buffers() {
-  return kCausal && persistent_causal<kD>() == 2 ? 2 : 1;
+  return kCausal && persistent_causal<kD>() >= 2 ? 2 : 1;
 }
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
@@ -672,8 +720,9 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
 }
 
 #if KG_FA_PERSISTENT_ORDER == 2
-// KG_FA_PERSISTENT_ORDER 2: the next item to claim past the grid's first, and the CTAs done
-__device__ unsigned int g_fa_claims[2];
+// KG_FA_PERSISTENT_ORDER 2: per launch slot, the next item to claim past the grid's first, and
+// the CTAs done
+__device__ unsigned int g_fa_claims[kClaimSlots][2];
 #endif
 
 template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN>
@@ -683,12 +732,13 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #if KG_FA_TMA_STORE
                     const __grid_constant__ CUtensorMap o_map,
 #endif
-                    T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
+                    T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2, int claim_slot) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
   constexpr bool kPersistent = persistent<kD, kCausal>();
   constexpr bool kOwnO = own_o_buffer<kD, kCausal>();
   constexpr int kQBufs = q_buffers<kD, kCausal>();
+  constexpr bool kOInQ = o_in_q<kD, kCausal>();
   using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs>;
   constexpr int kBlockM = L::kBlockM;
   constexpr bool kDynamic = kPersistent && kCausal && KG_FA_PERSISTENT_ORDER == 2;
@@ -724,8 +774,23 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   int m0 = 0, bh = 0, n_tiles = 0, g0 = 0, it = 0;
   const int n_m = (seq_q + kBlockM - 1) / kBlockM;
   const int n_items = n_m * heads;  // persistent
+  // KG_FA_CLAIM_SECTIONS: heads per section (1: as many as 32 MB of K and V hold, at least one;
+  // 2: every head when the items are at most four per CTA, else one)
+  [[maybe_unused]] const int section_heads =
+      KG_FA_CLAIM_SECTIONS == 1
+          ? max(1, static_cast<int>((32ll << 20) / (2ll * seq_k * kD * static_cast<int>(sizeof(T)))))
+          : (n_m * heads <= 4 * static_cast<int>(gridDim.x) ? heads : 1);
   auto take_item = [&](int item) {
-    if constexpr (kPersistent) {
+    if constexpr (kDynamic && KG_FA_CLAIM_SECTIONS) {
+      // sections of section_heads heads, each section's query blocks heaviest first, its heads
+      // in turn within a block (the last section may hold fewer heads)
+      const int section = item / (n_m * section_heads);
+      const int first = section * section_heads;
+      const int in_section = min(section_heads, heads - first);
+      const int within = item - first * n_m;
+      m0 = (n_m - 1 - within / in_section) * kBlockM;
+      bh = first + within % in_section;
+    } else if constexpr (kPersistent) {
       m0 = (kCausal ? n_m - 1 - item % n_m : item % n_m) * kBlockM;
       bh = item / n_m;
     } else {
@@ -752,7 +817,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   if (producer) {
     for (int b = 0; b < kQBufs; ++b) {
       kg::mbar_init(bars.q_full(b), 1);
-      if (kPersistent) kg::mbar_init(bars.q_empty(b), kConsumerWarps);
+      // KG_FA_PERSISTENT_CAUSAL 3: released by each consumer warpgroup's storing thread
+      if (kPersistent) kg::mbar_init(bars.q_empty(b), kOInQ ? kWGs : kConsumerWarps);
     }
     for (int s = 0; s < kStages; ++s) {
       kg::mbar_init(bars.k_full(s), 1);
@@ -845,17 +911,20 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       };
 #if KG_FA_PERSISTENT_ORDER == 2
       if constexpr (kDynamic) {
-        // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed one ahead
+        // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed (KG_FA_CLAIM_LATE)
+        unsigned int* const claims = g_fa_claims[claim_slot];
         auto claim = [&]() {
-          const int got = static_cast<int>(atomicAdd(&g_fa_claims[0], 1u) + gridDim.x);
+          const int got = static_cast<int>(atomicAdd(&claims[0], 1u) + gridDim.x);
 #if KG_FA_UNIFORM_ITEM
           return __reduce_min_sync(1u, got);  // this thread alone: the claim into a uniform register
 #else
           return got;
 #endif
         };
+        // a grid of one CTA per item (items <= SMs) claims nothing, and its counters stay untouched
+        const bool claims_needed = n_items > static_cast<int>(gridDim.x);
         int item = blockIdx.x;
-        int claimed = claim();
+        [[maybe_unused]] int claimed = KG_FA_CLAIM_LATE || !claims_needed ? n_items : claim();
         for (;; g0 += n_tiles, ++it) {
           if (it >= kQBufs) kg::mbar_wait(bars.q_empty(q_buf()), (it / kQBufs - 1) & 1);
           asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(s_items + 4 * q_buf()), "r"(item) : "memory");
@@ -866,15 +935,21 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           take_item(item);
           load_q();
           produce_item_kv();
-          item = claimed;
-          if (item < n_items) claimed = claim();
+          if (KG_FA_CLAIM_LATE) {
+            item = claims_needed ? claim() : n_items;
+          } else {
+            item = claimed;
+            if (item < n_items) claimed = claim();
+          }
         }
         // every claim of this CTA made; the last CTA done resets the counter for the next launch
-        __threadfence();
-        if (atomicAdd(&g_fa_claims[1], 1u) == gridDim.x - 1) {
+        if (claims_needed) {
           __threadfence();
-          atomicExch(&g_fa_claims[0], 0u);
-          atomicExch(&g_fa_claims[1], 0u);
+          if (atomicAdd(&claims[1], 1u) == gridDim.x - 1) {
+            __threadfence();
+            atomicExch(&claims[0], 0u);
+            atomicExch(&claims[1], 0u);
+          }
         }
       } else
 #endif
@@ -1177,6 +1252,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     constexpr Cols<kBlockN> kFull{};
     issue_s(0, kFull);
     turn_pass<kWGs>(warpgroup);
+    if constexpr (kOInQ) {
+      // KG_FA_PERSISTENT_CAUSAL 3: the last item's output has been read from its Q buffer (its
+      // store long done by now), which may take the item after this one's Q
+      if (it > 0 && warp_in_group == 0 && lane == 0) {
+        kg::bulk_wait_read();
+        kg::mbar_arrive(bars.q_empty(static_cast<uint32_t>(it - 1) & 1));
+      }
+    }
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
@@ -1262,7 +1345,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       }
     }
     // Every S of the item has retired: its Q buffer may take the next item's (KG_FA_PERSISTENT).
-    if (kPersistent && arriver) kg::mbar_arrive(bars.q_empty(q_buf()));
+    // (KG_FA_PERSISTENT_CAUSAL 3: it holds the output next, and is released after its store)
+    if (kPersistent && !kOInQ && arriver) kg::mbar_arrive(bars.q_empty(q_buf()));
     turn_wait(warpgroup);
     if constexpr (kRtNarrow) {
       if (narrow64) {
@@ -1344,7 +1428,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         kg::tma_store_3d(&o_map, s_o + box * L::kQBoxBytes, box * kBoxCols, m0 + warpgroup * 64, bh);
       }
       kg::bulk_commit();
-      if (!kOwnO) kg::bulk_wait_read();
+      if (!kOwnO && !kOInQ) kg::bulk_wait_read();
     }
     (void)out;
     (void)row0;
@@ -1366,7 +1450,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     if constexpr (!kPersistent) break;
   }
   // KG_FA_PERSISTENT_CAUSAL: the last item's copies have read the buffer before the CTA exits
-  if (kOwnO && warp_in_group == 0 && lane == 0) kg::bulk_wait_read();
+  if ((kOwnO || kOInQ) && warp_in_group == 0 && lane == 0) kg::bulk_wait_read();
 }
 
 // (B·H, S, D) as a 3-D map: a box is `rows` rows of one head and 64 head-dim columns, so
@@ -1449,19 +1533,23 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
       while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
     }
     const dim3 grid(static_cast<unsigned>(ctas));
+    // KG_FA_PERSISTENT_ORDER 2: this launch's claim counters, the slots taken in turn
+    static std::atomic<unsigned> launches{0};
+    const int slot = KG_FA_PERSISTENT_ORDER == 2 && kCausal ? static_cast<int>(launches++ % kClaimSlots) : 0;
     kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), bh, seq_q, seq_k,
-                                                   scale_log2);
+                                                   scale_log2, slot);
   } else if constexpr (kCluster > 1) {
     // clusters of kCluster neighbouring query blocks: the grid's x rounded up to a whole cluster
     // (the extra CTA's rows are past seq_q: it loads and computes as the others, stores nothing)
     kg::ClusterLaunch launch(kCluster, dim3(threads_of<kWGs>()), kSmemBytes, stream);
     launch.config.gridDim = dim3((n_m + kCluster - 1) / kCluster * kCluster, heads, batch);
-    err = cudaLaunchKernelEx(&launch.config, kernel, KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k, scale_log2);
+    err = cudaLaunchKernelEx(&launch.config, kernel, KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k, scale_log2,
+                             0);
     if (err != cudaSuccess) return err;
   } else {
     const dim3 grid(n_m, heads, batch);
     kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k,
-                                                   scale_log2);
+                                                   scale_log2, 0);
   }
 #undef KG_FA_MAPS
   return cudaGetLastError();

@@ -89,8 +89,8 @@ def render():
     ]
     for ctype, ptx_type in TYPES.items():
         # 128: the key tile of every default instance; 176: fa_wgmma.cu's -DKG_FA_BLOCK_N=176;
-        # 192: its -DKG_FA_D64_BLOCK_N=192
-        for n in (64, 96, 128, 176, 192):
+        # 192: its -DKG_FA_D64_BLOCK_N=192; 160: its -DKG_FA_CAUSAL_BLOCK_N_D128=160
+        for n in (64, 96, 128, 160, 176, 192):
             parts.append(ss(ctype, ptx_type, n))
         # 8: the row sums' own wgmma (fa_wgmma.cu's KG_FA_MMA_ROWSUM 2); 72: P V at head dim 64
         # with the row sums' 8 columns (KG_FA_MMA_ROWSUM 1)
