@@ -1631,3 +1631,25 @@ def test_the_persistent_160_key_grids_items_cost_about_cudnns_and_its_clock_is_l
     cycles = {n: case["timing"][n]["median_ms"] * mhz[n] for n in mhz}
     assert round(cycles["base"] / cycles["p160"], 3) == 1.041
     assert round(case["timing"]["base"]["median_ms"] / case["timing"]["p160"]["median_ms"], 3) == 1.021
+
+
+def test_nsight_compute_finds_the_persistent_160_key_grid_busier_per_cycle_than_cudnn_not_leaner():
+    """Run 181 (H200 serial 1653724033586, ncu --clock-control none, one call each of fp16 D128 causal
+    at the headline): the default, p160 and cuDNN read the same DRAM bytes (4.83 GB) and issue about
+    as many MUFU instructions (423-429 M). p160 takes 3.8 % fewer cycles than the default for 1.9 %
+    more instructions (8.2 % more wgmma instructions, at 160 keys a tile), 4 % more shared-memory
+    wavefronts and the same L2 bytes; cuDNN 20.5 % more instructions than the default, 9.0 % more
+    shared-memory wavefronts, 7 % fewer L2 bytes, and 7.0 % more cycles than the default, but at
+    1.66 GHz where the default ran at 1.63 and p160 at 1.60: fewer instructions per FLOP is not what
+    the clock rewards."""
+    kernels = recorded_ncu("ncu-fa-h200-run181")
+    assert [k["Kernel Name"][:30] for k in kernels] == ["void <unnamed>::fa_wgmma_kerne"] * 2 + ["cudnn_generated_fort_native_sd"]
+    base, p160, cudnn = ({m: float(v) for m, v in k.items() if m != "Kernel Name" and v.replace(".", "").isdigit()} for k in kernels)
+    assert {k["dram__bytes_read.sum"] for k in (base, p160, cudnn)} == {4.83}
+    ratio = lambda m, k: round(k[m] / base[m], 3)  # noqa: E731
+    assert [ratio("sm__cycles_elapsed.max", k) for k in (p160, cudnn)] == [0.962, 1.070]
+    assert [ratio("smsp__inst_executed.sum", k) for k in (p160, cudnn)] == [1.019, 1.205]
+    assert [ratio("smsp__inst_executed_pipe_tensor_op_gmma.sum", k) for k in (p160, cudnn)] == [1.082, 1.196]
+    assert [ratio("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", k) for k in (p160, cudnn)] == [1.04, 1.09]
+    assert [ratio("lts__t_bytes.sum", k) for k in (p160, cudnn)] == [1.001, 0.931]
+    assert [k["SM Frequency"] for k in (base, p160, cudnn)] == [1.63, 1.60, 1.66]
