@@ -60,8 +60,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <atomic>
-
 #include "../../common/cuda/ptx.cuh"
 #include "../../common/cuda/tma.cuh"
 #include "../../common/cuda/wgmma.cuh"
@@ -190,13 +188,13 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // thread that stores them releases that Q buffer (Q empty, one arrival per consumer warpgroup)
 // once the copies have read it, which it checks during the next item's first S. So the persistent
 // grid needs 64 KB beside the rings, and 160-key tiles fit (KG_FA_CAUSAL_BLOCK_N_D128=160).
-// Measured on four H200s (runs 176-180, scripts/fa-experiment.py, the harness's regime, beside two
+// Measured on five H200s (runs 176-182, scripts/fa-experiment.py, the harness's regime, beside two
 // builds of the default 0.03 % apart): with 160 keys, KG_FA_DESC_STAGE and KG_FA_PERSISTENT_ORDER 2
 // (KG_FA_UNIFORM_ITEM) 2.1-2.6 % faster than the default at D128 causal (B16 H96 S4096, fp16 and
-// bf16), 0.5-0.9 % at B4 H96 S8192; an item costs its SM 5,170 cycles against the default's 7,580
-// (cuDNN's 4,950), its key tiles 1.3 % more (160 keys against 192). In the snake's order 1.0-1.9 %
-// faster and 0.6-1.1 % slower. Not a default: calls of at most ~1000 keys (7-18 us) run 1-11 %
-// slower, order 2's counters are the process's, and no H100 has run it.
+// bf16), 0.5-0.9 % at B4 H96 S8192, 26-27 % at B2 H3 S4112; an item costs its SM 5,170 cycles
+// against the default's 7,580 (cuDNN's 4,950), its key tiles 1.3 % more (160 keys against 192). In
+// the snake's order 1.0-1.9 % faster and 0.4-1.1 % slower. Not a default: calls of at most ~1000
+// keys (7-18 us, a CTA per item) run 1-11 % slower, and no H100 has run it.
 #ifndef KG_FA_PERSISTENT_CAUSAL_D64
 #ifdef KG_FA_PERSISTENT_CAUSAL
 #define KG_FA_PERSISTENT_CAUSAL_D64 KG_FA_PERSISTENT_CAUSAL
@@ -274,12 +272,20 @@ static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 =
 //
 // 2 (an experiment's option, issue 28, the eighteenth session): the CTAs claim their items at run
 // time, in the non-persistent grid's order (heads one after another, each head's query blocks
-// heaviest first), from a counter in global memory (an atomic add, claimed one item ahead by the
-// producer, which passes each item to the consumers in shared memory after the barriers): the
-// hardware's own dispatch of a CTA per item, which keeps the items running at once on a few heads
-// (their K and V in the L2) and the SMs evenly loaded, without a CTA's start and end between items.
-// The counter resets itself when the grid's last CTA is done, so two launches of these instances
-// must not run at once (on two streams): an experiment's option, not a default. Measured on H200s
+// heaviest first), from a counter in global memory (an atomic add by the producer once it has
+// issued the copies of its item, which passes each item to the consumers in shared memory after
+// the barriers): the hardware's own dispatch of a CTA per item, which keeps the items running at
+// once on a few heads (their K and V in the L2) and the SMs evenly loaded, without a CTA's start and
+// end between items. The counter is the call's own (launch(): stream-ordered memory, zeroed on the
+// call's stream, freed after it), so calls on several streams and in CUDA graphs never share one;
+// only grids of more than four items per CTA take one. Smaller grids take their items in the
+// snake's order (no counter), the items ordered heaviest first across all the heads (the grid's
+// tail its lightest items). (In the twentieth session's runs 176-179 the counters were the
+// process's, reset by each launch's last CTA, and every grid claimed: claimed one item ahead (run
+// 176, run 177's p160e), B2 H3 S4112, 198 items on 132 CTAs, ran 28-29 % slower than a CTA per
+// item, the items falling to the CTAs in their order of arrival; claimed late 1.4-1.9 % slower;
+// heaviest first across the heads 26 % faster, which in 32 MB sections of heads cost the headline
+// 1.4-1.6 %. Run 182, as the code is now: 27 % faster.) Measured on H200s
 // (runs 163-164, the harness's regime, beside the same 128-key tiles without persistence): the snake
 // 0.7 % (S = 4096) and 4.0 % (S = 8192, B = 4) slower, order 0 2.2 % and 10.6 %, with more DRAM
 // traffic (ncu: 14.8 % and 17.4 % busy against 12.5 %); this order 0.5 % faster at 4096 (so within
@@ -289,33 +295,6 @@ static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 =
 #ifndef KG_FA_PERSISTENT_ORDER
 #define KG_FA_PERSISTENT_ORDER 1
 #endif
-// KG_FA_PERSISTENT_ORDER 2: when the producer claims a CTA's next item. 1: once it has issued the
-// copies of the item it loads (about two key tiles before the consumers finish it), so a CTA holds
-// one item not yet started at most, for as long as the atomic's latency needs. 0: one item ahead
-// (as the eighteenth session measured it): every CTA claims its second item as it starts, so on a
-// grid of few items (fewer than twice the SMs) the claims fall in the CTAs' order of arrival, not
-// in their order of finishing (B2 H3 S4112: 28-29 % slower than a CTA per item, runs 176-177;
-// late, 1.4-1.9 %).
-#ifndef KG_FA_CLAIM_LATE
-#define KG_FA_CLAIM_LATE 1
-#endif
-// KG_FA_PERSISTENT_ORDER 2: the order of the items claimed. 0: the heads one after another, each
-// head's blocks heaviest first (the eighteenth session's order). 1: the heads in sections of as
-// many as 32 MB of K and V hold, and within a section the query blocks heaviest first across its
-// heads (longest first, so the grid's tail is made of its lightest items): on an H200 (run 178)
-// 26 % faster than a CTA per item at B2 H3 S4112 D128 (198 items on 132 CTAs; 0: 1.4-1.9 %
-// slower), but 1.4-1.6 % slower than 0 at the
-// headline (B16 H96 S4096) and 0.5-0.7 % at B4 H96 S8192. 2 (the default): 1's order over all the
-// heads when the grid has at most four items per CTA, else 0's.
-#ifndef KG_FA_CLAIM_SECTIONS
-#define KG_FA_CLAIM_SECTIONS 2
-#endif
-static_assert(KG_FA_CLAIM_SECTIONS >= 0 && KG_FA_CLAIM_SECTIONS <= 2, "KG_FA_CLAIM_SECTIONS: 0, 1 or 2");
-// KG_FA_PERSISTENT_ORDER 2: counters per launch, taken in turn by the host (a launch's counters
-// reset themselves when its last CTA is done), so that launches on several streams may overlap
-// unless a multiple of this many launches apart. A CUDA graph replays the slot it captured: two
-// graphs replayed at once on two streams may share one (one reason order 2 is not a default).
-constexpr int kClaimSlots = 64;
 static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA_PERSISTENT_ORDER: 0, 1 or 2");
 // P > 0: the producer of a CTA of the non-persistent grid, once it has issued its own loads,
 // brings into the L2 the Q rows of the CTA P x (the SMs) places after it in the grid's order (the
@@ -719,12 +698,6 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
-#if KG_FA_PERSISTENT_ORDER == 2
-// KG_FA_PERSISTENT_ORDER 2: per launch slot, the next item to claim past the grid's first, and
-// the CTAs done
-__device__ unsigned int g_fa_claims[kClaimSlots][2];
-#endif
-
 template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN>
 __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
@@ -732,7 +705,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #if KG_FA_TMA_STORE
                     const __grid_constant__ CUtensorMap o_map,
 #endif
-                    T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2, int claim_slot) {
+                    T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2,
+                    unsigned int* __restrict__ claims) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
   constexpr bool kPersistent = persistent<kD, kCausal>();
@@ -774,22 +748,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   int m0 = 0, bh = 0, n_tiles = 0, g0 = 0, it = 0;
   const int n_m = (seq_q + kBlockM - 1) / kBlockM;
   const int n_items = n_m * heads;  // persistent
-  // KG_FA_CLAIM_SECTIONS: heads per section (1: as many as 32 MB of K and V hold, at least one;
-  // 2: every head when the items are at most four per CTA, else one)
-  [[maybe_unused]] const int section_heads =
-      KG_FA_CLAIM_SECTIONS == 1
-          ? max(1, static_cast<int>((32ll << 20) / (2ll * seq_k * kD * static_cast<int>(sizeof(T)))))
-          : (n_m * heads <= 4 * static_cast<int>(gridDim.x) ? heads : 1);
   auto take_item = [&](int item) {
-    if constexpr (kDynamic && KG_FA_CLAIM_SECTIONS) {
-      // sections of section_heads heads, each section's query blocks heaviest first, its heads
-      // in turn within a block (the last section may hold fewer heads)
-      const int section = item / (n_m * section_heads);
-      const int first = section * section_heads;
-      const int in_section = min(section_heads, heads - first);
-      const int within = item - first * n_m;
-      m0 = (n_m - 1 - within / in_section) * kBlockM;
-      bh = first + within % in_section;
+    if constexpr (kDynamic) {
+      // KG_FA_PERSISTENT_ORDER 2: without a counter (a grid of at most four items per CTA), the
+      // query blocks heaviest first across all the heads; with one, head after head
+      const bool across = claims == nullptr;
+      const int block = across ? item / heads : item % n_m;
+      m0 = (n_m - 1 - block) * kBlockM;
+      bh = across ? item % heads : item / n_m;
     } else if constexpr (kPersistent) {
       m0 = (kCausal ? n_m - 1 - item % n_m : item % n_m) * kBlockM;
       bh = item / n_m;
@@ -911,20 +877,20 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       };
 #if KG_FA_PERSISTENT_ORDER == 2
       if constexpr (kDynamic) {
-        // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed (KG_FA_CLAIM_LATE)
-        unsigned int* const claims = g_fa_claims[claim_slot];
-        auto claim = [&]() {
-          const int got = static_cast<int>(atomicAdd(&claims[0], 1u) + gridDim.x);
+        // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed from the
+        // call's counter once the item's copies are issued (about two key tiles before the
+        // consumers finish it: time for the atomic), or without one in the snake's order
+        auto claim = [&](int it_next) {
+          const int got = claims != nullptr ? static_cast<int>(atomicAdd(claims, 1u) + gridDim.x)
+                                            : it_next * static_cast<int>(gridDim.x) +
+                                                  static_cast<int>((it_next & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x);
 #if KG_FA_UNIFORM_ITEM
           return __reduce_min_sync(1u, got);  // this thread alone: the claim into a uniform register
 #else
           return got;
 #endif
         };
-        // a grid of one CTA per item (items <= SMs) claims nothing, and its counters stay untouched
-        const bool claims_needed = n_items > static_cast<int>(gridDim.x);
         int item = blockIdx.x;
-        [[maybe_unused]] int claimed = KG_FA_CLAIM_LATE || !claims_needed ? n_items : claim();
         for (;; g0 += n_tiles, ++it) {
           if (it >= kQBufs) kg::mbar_wait(bars.q_empty(q_buf()), (it / kQBufs - 1) & 1);
           asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(s_items + 4 * q_buf()), "r"(item) : "memory");
@@ -935,21 +901,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           take_item(item);
           load_q();
           produce_item_kv();
-          if (KG_FA_CLAIM_LATE) {
-            item = claims_needed ? claim() : n_items;
-          } else {
-            item = claimed;
-            if (item < n_items) claimed = claim();
-          }
-        }
-        // every claim of this CTA made; the last CTA done resets the counter for the next launch
-        if (claims_needed) {
-          __threadfence();
-          if (atomicAdd(&claims[1], 1u) == gridDim.x - 1) {
-            __threadfence();
-            atomicExch(&claims[0], 0u);
-            atomicExch(&claims[1], 0u);
-          }
+          item = claim(it + 1);
         }
       } else
 #endif
@@ -1533,23 +1485,36 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
       while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
     }
     const dim3 grid(static_cast<unsigned>(ctas));
-    // KG_FA_PERSISTENT_ORDER 2: this launch's claim counters, the slots taken in turn
-    static std::atomic<unsigned> launches{0};
-    const int slot = KG_FA_PERSISTENT_ORDER == 2 && kCausal ? static_cast<int>(launches++ % kClaimSlots) : 0;
+    // KG_FA_PERSISTENT_ORDER 2: a grid of more than four items per CTA claims them from a counter
+    // of its own, in stream-ordered memory zeroed on the call's stream and freed after it (so calls
+    // on other streams, or replayed from CUDA graphs, never share it)
+    unsigned int* claims = nullptr;
+    if (KG_FA_PERSISTENT_ORDER == 2 && kCausal && items > 4 * static_cast<int64_t>(ctas)) {
+      if ((err = cudaMallocAsync(reinterpret_cast<void**>(&claims), sizeof(unsigned int), stream)) != cudaSuccess) return err;
+      if ((err = cudaMemsetAsync(claims, 0, sizeof(unsigned int), stream)) != cudaSuccess) {
+        cudaFreeAsync(claims, stream);
+        return err;
+      }
+    }
     kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), bh, seq_q, seq_k,
-                                                   scale_log2, slot);
+                                                   scale_log2, claims);
+    if (claims != nullptr) {
+      err = cudaGetLastError();
+      const cudaError_t freed = cudaFreeAsync(claims, stream);
+      return err != cudaSuccess ? err : freed;
+    }
   } else if constexpr (kCluster > 1) {
     // clusters of kCluster neighbouring query blocks: the grid's x rounded up to a whole cluster
     // (the extra CTA's rows are past seq_q: it loads and computes as the others, stores nothing)
     kg::ClusterLaunch launch(kCluster, dim3(threads_of<kWGs>()), kSmemBytes, stream);
     launch.config.gridDim = dim3((n_m + kCluster - 1) / kCluster * kCluster, heads, batch);
     err = cudaLaunchKernelEx(&launch.config, kernel, KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k, scale_log2,
-                             0);
+                             nullptr);
     if (err != cudaSuccess) return err;
   } else {
     const dim3 grid(n_m, heads, batch);
     kernel<<<grid, threads_of<kWGs>(), kSmemBytes, stream>>>(KG_FA_MAPS, static_cast<T*>(out), heads, seq_q, seq_k,
-                                                   scale_log2, 0);
+                                                   scale_log2, nullptr);
   }
 #undef KG_FA_MAPS
   return cudaGetLastError();
