@@ -95,7 +95,7 @@
 #endif
 static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROLL_KEYS_D64 == 1 || KG_FA_UNROLL_KEYS_D64 == 2),
               "KG_FA_UNROLL_KEYS, KG_FA_UNROLL_KEYS_D64: 1 or 2");
-// Keys per tile of the non-causal D = 128 instances (176, the default, 128, 96, or 192: 2 stages
+// Keys per tile of the non-causal D = 128 instances (176, the default, 128, 96, 160 or 192: 2 stages
 // of K and V at 48 KB each, 225 KB of shared memory with Q); every other
 // instance uses 128.
 #ifndef KG_FA_BLOCK_N
@@ -208,6 +208,14 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #else
 #define KG_FA_PERSISTENT_CAUSAL_D128 0
 #endif
+#endif
+// 3 (issue 28, the twentieth session): the non-causal D = 128 instances run KG_FA_PERSISTENT_CAUSAL
+// 3's grid (two Q buffers, each warpgroup's output staged in its rows of the item's Q buffer), one
+// CTA per SM taking the items with the grid's stride (every item the same work), so that an item's
+// start and end overlap its neighbours' key tiles instead of a CTA's launch. Fits beside rings of
+// 160-key tiles (-DKG_FA_BLOCK_N=160) or 128. 0 (the default): a CTA per item.
+#ifndef KG_FA_PERSISTENT_NONCAUSAL_D128
+#define KG_FA_PERSISTENT_NONCAUSAL_D128 0
 #endif
 // 1: the D = 128 instances whose key tile is wider than 128 (non-causal: 176 keys) compute a
 // sequence's last key tile 64 keys wide when it has no more: its S an m64n64 wgmma (into 32
@@ -527,6 +535,11 @@ template <bool kCausal>
 __host__ __device__ constexpr int cluster_m() {
   return kCausal ? 1 : KG_FA_CLUSTER_M;
 }
+static_assert(KG_FA_PERSISTENT_NONCAUSAL_D128 == 0 ||
+                  (KG_FA_PERSISTENT_NONCAUSAL_D128 == 3 && KG_FA_TMA_STORE && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT &&
+                   KG_FA_CLUSTER_M == 1 && (KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 160)),
+              "KG_FA_PERSISTENT_NONCAUSAL_D128: 0, or 3 with KG_FA_TMA_STORE, the producer warpgroup, neither "
+              "KG_FA_PERSISTENT nor KG_FA_CLUSTER_M, and -DKG_FA_BLOCK_N=160 or 128");
 static_assert(!(KG_FA_TMA_STORE && KG_FA_PERSISTENT),
               "KG_FA_TMA_STORE writes the output through the Q buffer, which KG_FA_PERSISTENT refills");
 static_assert((!KG_FA_PERSISTENT_CAUSAL_D64 && !KG_FA_PERSISTENT_CAUSAL_D128) ||
@@ -544,23 +557,26 @@ __host__ __device__ constexpr int persistent_causal() {
 // Whether an instance runs a persistent grid (KG_FA_PERSISTENT, or KG_FA_PERSISTENT_CAUSAL for
 // the causal ones), and whether it stages its output in a buffer of its own (the latter with the
 // TMA store).
-template <int kD, bool kCausal>
-__host__ __device__ constexpr bool persistent() {
-  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD>() != 0);
-}
-// KG_FA_PERSISTENT_CAUSAL 3: a persistent instance staging its output in the item's Q buffer
+// KG_FA_PERSISTENT_CAUSAL 3, KG_FA_PERSISTENT_NONCAUSAL_D128 3: a persistent instance staging its
+// output in the item's Q buffer
 template <int kD, bool kCausal>
 __host__ __device__ constexpr bool o_in_q() {
-  return kCausal && persistent_causal<kD>() == 3 && !KG_FA_PERSISTENT;
+  return (kCausal ? persistent_causal<kD>() == 3 : kD == 128 && KG_FA_PERSISTENT_NONCAUSAL_D128 == 3) &&
+         !KG_FA_PERSISTENT;
+}
+template <int kD, bool kCausal>
+__host__ __device__ constexpr bool persistent() {
+  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD>() != 0) || o_in_q<kD, kCausal>();
 }
 template <int kD, bool kCausal>
 __host__ __device__ constexpr bool own_o_buffer() {
   return persistent<kD, kCausal>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal>();
 }
-// Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2 or 3, else 1.
+// Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2 or 3 (and the
+// non-causal D = 128 ones under KG_FA_PERSISTENT_NONCAUSAL_D128), else 1.
 template <int kD, bool kCausal>
 __host__ __device__ constexpr int q_buffers() {
-  return kCausal && persistent_causal<kD>() >= 2 ? 2 : 1;
+  return (kCausal && persistent_causal<kD>() >= 2) || o_in_q<kD, kCausal>() ? 2 : 1;
 }
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
@@ -571,8 +587,9 @@ __host__ __device__ constexpr int block_n() {
          : kD == 128                        ? KG_FA_BLOCK_N
                                             : KG_FA_D64_BLOCK_N;
 }
-static_assert(KG_FA_BLOCK_N == 96 || KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 176 || KG_FA_BLOCK_N == 192,
-              "KG_FA_BLOCK_N must be 96, 128, 176 or 192 (wgmma_ops.cuh's WgmmaSS<T, N>)");
+static_assert(KG_FA_BLOCK_N == 96 || KG_FA_BLOCK_N == 128 || KG_FA_BLOCK_N == 160 || KG_FA_BLOCK_N == 176 ||
+                  KG_FA_BLOCK_N == 192,
+              "KG_FA_BLOCK_N must be 96, 128, 160, 176 or 192 (wgmma_ops.cuh's WgmmaSS<T, N>)");
 static_assert(KG_FA_D64_BLOCK_N == 64 || KG_FA_D64_BLOCK_N == 96 || KG_FA_D64_BLOCK_N == 128 ||
                   KG_FA_D64_BLOCK_N == 192,
               "KG_FA_D64_BLOCK_N must be 64, 96, 128 or 192 (wgmma_ops.cuh's WgmmaSS<T, N>)");
