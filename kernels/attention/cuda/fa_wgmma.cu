@@ -897,10 +897,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed from the
         // call's counter once the item's copies are issued (about two key tiles before the
         // consumers finish it: time for the atomic), or without one in the snake's order
-        auto claim = [&](int it_next) {
-          const int got = claims != nullptr ? static_cast<int>(atomicAdd(claims, 1u) + gridDim.x)
-                                            : it_next * static_cast<int>(gridDim.x) +
-                                                  static_cast<int>((it_next & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x);
+        // (next_item's: order 2 is not 0)
+        auto claim = [&](int item, int it_next) {
+          const int got = claims != nullptr ? static_cast<int>(atomicAdd(claims, 1u) + gridDim.x) : next_item(item, it_next);
 #if KG_FA_UNIFORM_ITEM
           return __reduce_min_sync(1u, got);  // this thread alone: the claim into a uniform register
 #else
@@ -918,7 +917,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           take_item(item);
           load_q();
           produce_item_kv();
-          item = claim(it + 1);
+          item = claim(item, it + 1);
         }
       } else
 #endif
