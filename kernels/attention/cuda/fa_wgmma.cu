@@ -14,8 +14,11 @@
 //
 // The causal D = 64 instances run a persistent grid instead of a CTA per query block, with two Q
 // buffers (KG_FA_PERSISTENT_CAUSAL_D64, below: 2.2-2.8 % faster there on an H100, 2026-11-28),
-// every SM's CTA taking its items in a snake (KG_FA_PERSISTENT_ORDER); the causal D = 128 ones take
-// 192-key tiles (KG_FA_CAUSAL_BLOCK_N_D128), 128 for sequences of at most 128 keys.
+// every SM's CTA taking its items in a snake (KG_FA_PERSISTENT_ORDER). The causal D = 128 ones
+// (since the twenty-first session, measured on H200s only) run the persistent grid of
+// KG_FA_PERSISTENT_CAUSAL_D128 3 on 160-key tiles, the items claimed in the non-persistent grid's
+// order (KG_FA_PERSISTENT_ORDER_D128 2); a call of at most one item per SM takes a CTA per item on
+// 192-key tiles (KG_FA_CAUSAL_CTA_BLOCK_N_D128), a sequence of at most 128 keys on 128-key ones.
 //
 // -DKG_FA_PRODUCER_WG=0 builds the earlier form: 256 threads, thread 0 of the first consumer
 // warpgroup also the producer, so that warp stalls inside the key loop until the other warpgroup
@@ -23,8 +26,8 @@
 //
 // kBlockN, the keys per tile, is a template parameter that launch() picks per instance with
 // block_n(): 176 for the non-causal D = 128 instances (FlashAttention-3's tile there: S is
-// m64n176k16, P V 11 k-steps of 16 keys), 192 for the causal D = 128 ones
-// (KG_FA_CAUSAL_BLOCK_N_D128, below), 128 for D = 64. -DKG_FA_BLOCK_N=128 gives the non-causal
+// m64n176k16, P V 11 k-steps of 16 keys), 160 for the causal D = 128 ones
+// (KG_FA_CAUSAL_BLOCK_N_D128, below; 192 or 128 in the calls above), 128 for D = 64. -DKG_FA_BLOCK_N=128 gives the non-causal
 // D = 128 instances 128 keys. The default since 2026-11-27 (run 90, scripts/fa-experiment.py on an
 // H100: 1.3 % (fp16) and 2.1 % (bf16) faster than 128 keys at B16 H96 S4096 D128).
 // -DKG_FA_D64_BLOCK_N=192 gives the non-causal D = 64 instances 192 keys (FlashAttention-3's
@@ -193,8 +196,13 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // (KG_FA_UNIFORM_ITEM) 2.1-2.6 % faster than the default at D128 causal (B16 H96 S4096, fp16 and
 // bf16), 0.5-0.9 % at B4 H96 S8192, 26-27 % at B2 H3 S4112; an item costs its SM 5,170 cycles
 // against the default's 7,580 (cuDNN's 4,950), its key tiles 1.3 % more (160 keys against 192). In
-// the snake's order 1.0-1.9 % faster and 0.4-1.1 % slower. Not a default: calls of at most ~1000
-// keys (7-18 us, a CTA per item) run 1-11 % slower, and no H100 has run it.
+// the snake's order 1.0-1.9 % faster and 0.4-1.1 % slower. Calls of at most one item per SM ran
+// 1-11 % slower (7-18 us: the grid has nothing to overlap there), so those take a CTA per item on
+// KG_FA_CAUSAL_CTA_BLOCK_N_D128's tiles (dispatch()). The default at D128 causal since the
+// twenty-first session (2026-11-28), with 160-key tiles, KG_FA_DESC_STAGE and order 2 in that
+// instance: on H200s only; no H100 has run it. 0 where the key tile is not 160 (an experiment's
+// -DKG_FA_CAUSAL_BLOCK_N_D128), or the TMA store, the producer warpgroup or the non-persistent
+// grid are turned off.
 #ifndef KG_FA_PERSISTENT_CAUSAL_D64
 #ifdef KG_FA_PERSISTENT_CAUSAL
 #define KG_FA_PERSISTENT_CAUSAL_D64 KG_FA_PERSISTENT_CAUSAL
@@ -206,7 +214,8 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifdef KG_FA_PERSISTENT_CAUSAL
 #define KG_FA_PERSISTENT_CAUSAL_D128 KG_FA_PERSISTENT_CAUSAL
 #else
-#define KG_FA_PERSISTENT_CAUSAL_D128 0
+#define KG_FA_PERSISTENT_CAUSAL_D128 \
+  (KG_FA_TMA_STORE && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 3 : 0)
 #endif
 #endif
 // 3 (issue 28, the twentieth session): the non-causal D = 128 instances run KG_FA_PERSISTENT_CAUSAL
@@ -253,18 +262,25 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // scripts/fa-experiment.py with shuffled rounds beside two builds of the old default on three
 // H100s, runs 150-152, B16 H96 S4096): 192 keys 1.0-1.7 % faster at fp16, 0.7-1.8 % at bf16; 176
 // keys 0.5-1.6 % and 0.5-0.9 %; 176 without the narrow last tile no faster (0.2 % and 0.8 %
-// slower). A sequence of at most 128 keys takes the 128-key instance (dispatch()). Not with the persistent grid (KG_FA_PERSISTENT_CAUSAL_D128), whose second Q buffer and
-// O buffer do not fit beside rings of wider tiles.
+// slower). A sequence of at most 128 keys takes the 128-key instance (dispatch()). The persistent
+// grid (KG_FA_PERSISTENT_CAUSAL_D128) fits beside rings of 128 or (mode 3) 160 keys, not wider.
+// 160 (the default since the twenty-first session, on H200s only: the persistent grid's, above)
+// with KG_FA_PERSISTENT_CAUSAL_D128 3; calls of at most one item per SM take a CTA per item on
+// 192-key tiles (KG_FA_CAUSAL_CTA_BLOCK_N_D128).
 #ifndef KG_FA_CAUSAL_BLOCK_N_D128
-#define KG_FA_CAUSAL_BLOCK_N_D128 192
+#define KG_FA_CAUSAL_BLOCK_N_D128 160
+#endif
+// Keys per tile of the causal D = 128 instance that calls of at most one item (128 query rows of a
+// head) per SM take, a CTA per item, when the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys runs the
+// persistent grid: 192 (the default then: the default before the twenty-first session), 128, 160
+// or 176. The same as KG_FA_CAUSAL_BLOCK_N_D128 without the persistent grid, or when given so
+// (then every call takes that one instance).
+#ifndef KG_FA_CAUSAL_CTA_BLOCK_N_D128
+#define KG_FA_CAUSAL_CTA_BLOCK_N_D128 (KG_FA_PERSISTENT_CAUSAL_D128 ? 192 : KG_FA_CAUSAL_BLOCK_N_D128)
 #endif
 static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 160 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 ||
                   KG_FA_CAUSAL_BLOCK_N_D128 == 192,
               "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 160, 176 or 192");
-static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 == 0 ||
-                  (KG_FA_CAUSAL_BLOCK_N_D128 == 160 && KG_FA_PERSISTENT_CAUSAL_D128 == 3),
-              "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128, or 160 with "
-              "KG_FA_PERSISTENT_CAUSAL_D128=3 (the persistent grid's Q and O buffers do not fit beside wider rings)");
 // The order in which a persistent causal grid's CTAs take their items. 0: CTA c takes items c,
 // c + C, c + 2C, ... of the C CTAs, and launch() lowers C until it is coprime with the query
 // blocks per head, so that every CTA walks every block (132 SMs at 32 blocks per head would give
@@ -300,10 +316,30 @@ static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 =
 // 0.3 % of the 192-key default) and 1.0 % slower at 8192: at D128 no order makes persistence pay. At
 // D64 causal (persistent by default) it is 2.1-2.8 % faster than the snake at S = 8192 and 0.3-1.3 %
 // slower at S = 4096, where 132 SMs take the 22 query blocks of a head in whole rounds.
-#ifndef KG_FA_PERSISTENT_ORDER
-#define KG_FA_PERSISTENT_ORDER 1
-#endif
+//
+// Per head dim: KG_FA_PERSISTENT_ORDER_D64 (1 by default: the snake) and KG_FA_PERSISTENT_ORDER_D128
+// (2 by default since the twenty-first session: the persistent causal D128 grid's, runs 176-182);
+// KG_FA_PERSISTENT_ORDER, when given, sets both (as in the runs before).
+#ifdef KG_FA_PERSISTENT_ORDER
 static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA_PERSISTENT_ORDER: 0, 1 or 2");
+#endif
+#ifndef KG_FA_PERSISTENT_ORDER_D64
+#ifdef KG_FA_PERSISTENT_ORDER
+#define KG_FA_PERSISTENT_ORDER_D64 KG_FA_PERSISTENT_ORDER
+#else
+#define KG_FA_PERSISTENT_ORDER_D64 1
+#endif
+#endif
+#ifndef KG_FA_PERSISTENT_ORDER_D128
+#ifdef KG_FA_PERSISTENT_ORDER
+#define KG_FA_PERSISTENT_ORDER_D128 KG_FA_PERSISTENT_ORDER
+#else
+#define KG_FA_PERSISTENT_ORDER_D128 2
+#endif
+#endif
+static_assert(KG_FA_PERSISTENT_ORDER_D64 >= 0 && KG_FA_PERSISTENT_ORDER_D64 <= 2 && KG_FA_PERSISTENT_ORDER_D128 >= 0 &&
+                  KG_FA_PERSISTENT_ORDER_D128 <= 2,
+              "KG_FA_PERSISTENT_ORDER_D64, KG_FA_PERSISTENT_ORDER_D128: 0, 1 or 2");
 // P > 0: the producer of a CTA of the non-persistent grid, once it has issued its own loads,
 // brings into the L2 the Q rows of the CTA P x (the SMs) places after it in the grid's order (the
 // one likely to start on some SM about P CTA lifetimes later), so that CTA's first wait, for Q,
@@ -318,10 +354,12 @@ static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA
 // persistent grid). 1: the item passed through redux.sync, whose result is a uniform register
 // (5 R2UR). Measured (run 172, H200): at D128 causal no change (within 0.04 % of order 2 without
 // it); at D64 causal, with order 2, 3.0-3.7 % faster than the snake at S = 8192, level at 4096.
-// Off: order 2 is an experiment's (its counter forbids overlapping launches on two streams).
+// On (1) by default since the twenty-first session, with order 2 at D128 causal (the counter is the
+// call's own since the twentieth); it changes only order 2's instances. 0: the item as loaded.
 #ifndef KG_FA_UNIFORM_ITEM
-#define KG_FA_UNIFORM_ITEM 0
+#define KG_FA_UNIFORM_ITEM 1
 #endif
+static_assert(KG_FA_UNIFORM_ITEM == 0 || KG_FA_UNIFORM_ITEM == 1, "KG_FA_UNIFORM_ITEM: 0 or 1");
 #ifndef KG_FA_PREFETCH_Q
 #define KG_FA_PREFETCH_Q 0
 #endif
@@ -347,6 +385,14 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 #ifndef KG_FA_TMA_STORE
 #define KG_FA_TMA_STORE (!KG_FA_PERSISTENT)
 #endif
+// (KG_FA_CAUSAL_BLOCK_N_D128's and KG_FA_PERSISTENT_CAUSAL_D128's defaults read KG_FA_TMA_STORE)
+static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 == 0 ||
+                  (KG_FA_CAUSAL_BLOCK_N_D128 == 160 && KG_FA_PERSISTENT_CAUSAL_D128 == 3),
+              "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128, or 160 with "
+              "KG_FA_PERSISTENT_CAUSAL_D128=3 (the persistent grid's Q and O buffers do not fit beside wider rings)");
+static_assert(KG_FA_CAUSAL_CTA_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_CTA_BLOCK_N_D128 == 160 ||
+                  KG_FA_CAUSAL_CTA_BLOCK_N_D128 == 176 || KG_FA_CAUSAL_CTA_BLOCK_N_D128 == 192,
+              "KG_FA_CAUSAL_CTA_BLOCK_N_D128 must be 128, 160, 176 or 192");
 // 2: the non-causal instances launch in clusters of two CTAs, neighbouring query blocks of one
 // head, which need the same K and V tiles: each CTA's producer loads half of every K and V tile's
 // rows and multicasts them to both (FlashAttention-3's cluster at head dim 128), so each tile is
@@ -432,11 +478,12 @@ static_assert(KG_FA_LAZY_RESCALE >= 0 && KG_FA_LAZY_RESCALE <= 16 && KG_FA_LAZY_
 // regime, beside two builds of the default 0.0-0.4 % apart): on the default's instances 0.4-0.6 %
 // faster at D128 causal (fp16, bf16; S = 4096, 8192), 0.1-0.9 % without the mask; the persistent
 // causal D128 grid with it level with the default at S = 4096, 2.9 % behind at 8192; again on
-// another H200 (run 175): 0.43-0.57 % at D128 causal. Off until an H100 says so. 0 (the default): the stage's and the k-step's offsets added together per k-step.
-#ifndef KG_FA_DESC_STAGE
-#define KG_FA_DESC_STAGE 0
-#endif
+// another H200 (run 175): 0.43-0.57 % at D128 causal. 0: the stage's and the k-step's offsets added
+// together per k-step. Unset (the default): 1 in the persistent causal D = 128 instance (the
+// twentieth session's measured grid, runs 176-182), 0 in every other (until an H100 says so).
+#ifdef KG_FA_DESC_STAGE
 static_assert(KG_FA_DESC_STAGE == 0 || KG_FA_DESC_STAGE == 1, "KG_FA_DESC_STAGE: 0 or 1");
+#endif
 static_assert(KG_FA_DESC_ITER >= 0 && KG_FA_DESC_ITER <= 3 && KG_FA_DESC_ITER_D128 >= 0 && KG_FA_DESC_ITER_D128 <= 3,
               "KG_FA_DESC_ITER, KG_FA_DESC_ITER_D128: 0 to 3 (bit 1: uniform warpgroup index; bit 2: descriptors "
               "advanced by constants)");
@@ -549,34 +596,50 @@ static_assert((!KG_FA_PERSISTENT_CAUSAL_D64 && !KG_FA_PERSISTENT_CAUSAL_D128) ||
 static_assert(KG_FA_PERSISTENT_CAUSAL_D64 >= 0 && KG_FA_PERSISTENT_CAUSAL_D64 <= 3 && KG_FA_PERSISTENT_CAUSAL_D128 >= 0 &&
                   KG_FA_PERSISTENT_CAUSAL_D128 <= 3,
               "KG_FA_PERSISTENT_CAUSAL(_D64, _D128): 0, 1, 2 or 3");
-// KG_FA_PERSISTENT_CAUSAL's value for the causal instances of head dim kD
-template <int kD>
+// KG_FA_PERSISTENT_CAUSAL's value for the causal instances of head dim kD and kBlockN keys per
+// tile: at D = 128 only the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys runs the persistent grid (the
+// 128-key one of the short sequences and KG_FA_CAUSAL_CTA_BLOCK_N_D128's take a CTA per item)
+template <int kD, int kBlockN>
 __host__ __device__ constexpr int persistent_causal() {
-  return kD == 64 ? KG_FA_PERSISTENT_CAUSAL_D64 : KG_FA_PERSISTENT_CAUSAL_D128;
+  return kD == 64 ? KG_FA_PERSISTENT_CAUSAL_D64 : kBlockN == KG_FA_CAUSAL_BLOCK_N_D128 ? KG_FA_PERSISTENT_CAUSAL_D128 : 0;
+}
+// KG_FA_PERSISTENT_ORDER's value for the instances of head dim kD
+template <int kD>
+__host__ __device__ constexpr int persistent_order() {
+  return kD == 64 ? KG_FA_PERSISTENT_ORDER_D64 : KG_FA_PERSISTENT_ORDER_D128;
+}
+// KG_FA_DESC_STAGE's value in an instance (kPersist: whether it runs the persistent grid)
+template <int kD, bool kCausal, bool kPersist>
+__host__ __device__ constexpr bool desc_stage() {
+#ifdef KG_FA_DESC_STAGE
+  return KG_FA_DESC_STAGE != 0;
+#else
+  return kD == 128 && kCausal && kPersist;
+#endif
 }
 // Whether an instance runs a persistent grid (KG_FA_PERSISTENT, or KG_FA_PERSISTENT_CAUSAL for
 // the causal ones), and whether it stages its output in a buffer of its own (the latter with the
 // TMA store).
 // KG_FA_PERSISTENT_CAUSAL 3, KG_FA_PERSISTENT_NONCAUSAL_D128 3: a persistent instance staging its
 // output in the item's Q buffer
-template <int kD, bool kCausal>
+template <int kD, bool kCausal, int kBlockN>
 __host__ __device__ constexpr bool o_in_q() {
-  return (kCausal ? persistent_causal<kD>() == 3 : kD == 128 && KG_FA_PERSISTENT_NONCAUSAL_D128 == 3) &&
+  return (kCausal ? persistent_causal<kD, kBlockN>() == 3 : kD == 128 && KG_FA_PERSISTENT_NONCAUSAL_D128 == 3) &&
          !KG_FA_PERSISTENT;
 }
-template <int kD, bool kCausal>
+template <int kD, bool kCausal, int kBlockN>
 __host__ __device__ constexpr bool persistent() {
-  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD>() != 0) || o_in_q<kD, kCausal>();
+  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD, kBlockN>() != 0) || o_in_q<kD, kCausal, kBlockN>();
 }
-template <int kD, bool kCausal>
+template <int kD, bool kCausal, int kBlockN>
 __host__ __device__ constexpr bool own_o_buffer() {
-  return persistent<kD, kCausal>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal>();
+  return persistent<kD, kCausal, kBlockN>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal, kBlockN>();
 }
 // Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2 or 3 (and the
 // non-causal D = 128 ones under KG_FA_PERSISTENT_NONCAUSAL_D128), else 1.
-template <int kD, bool kCausal>
+template <int kD, bool kCausal, int kBlockN>
 __host__ __device__ constexpr int q_buffers() {
-  return (kCausal && persistent_causal<kD>() >= 2) || o_in_q<kD, kCausal>() ? 2 : 1;
+  return (kCausal && persistent_causal<kD, kBlockN>() >= 2) || o_in_q<kD, kCausal, kBlockN>() ? 2 : 1;
 }
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
@@ -683,7 +746,7 @@ struct Layout {
   // a second Q empty and Q full with two Q buffers)
   static constexpr int kBarCount = 1 + 4 * kStages + (kPersist ? 1 : 0) + 2 * (kQBufs - 1);
   // KG_FA_PERSISTENT_ORDER 2: after the barriers, the item of each Q buffer (two ints)
-  static constexpr int kSmemBytes = 1024 + kBars + kBarCount * 8 + (KG_FA_PERSISTENT_ORDER == 2 && kPersist ? 8 : 0);
+  static constexpr int kSmemBytes = 1024 + kBars + kBarCount * 8 + (persistent_order<kD>() == 2 && kPersist ? 8 : 0);
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
   // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2; with
   // KG_FA_D64_P_SMEM 72 KB of P more: 2 stages, 193 KB).
@@ -726,13 +789,15 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
                     unsigned int* __restrict__ claims) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
-  constexpr bool kPersistent = persistent<kD, kCausal>();
-  constexpr bool kOwnO = own_o_buffer<kD, kCausal>();
-  constexpr int kQBufs = q_buffers<kD, kCausal>();
-  constexpr bool kOInQ = o_in_q<kD, kCausal>();
+  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN>();
+  constexpr bool kOwnO = own_o_buffer<kD, kCausal, kBlockN>();
+  constexpr int kQBufs = q_buffers<kD, kCausal, kBlockN>();
+  constexpr bool kOInQ = o_in_q<kD, kCausal, kBlockN>();
+  constexpr bool kDescStage = desc_stage<kD, kCausal, kPersistent>();
+  constexpr int kOrder = kCausal ? persistent_order<kD>() : 0;  // KG_FA_PERSISTENT_ORDER's (causal grids only)
   using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs>;
   constexpr int kBlockM = L::kBlockM;
-  constexpr bool kDynamic = kPersistent && kCausal && KG_FA_PERSISTENT_ORDER == 2;
+  constexpr bool kDynamic = kPersistent && kOrder == 2;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
@@ -788,7 +853,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   if constexpr (!kPersistent) take_item(0);
   // Persistent: the CTA's item after `item`, its it-th (KG_FA_PERSISTENT_ORDER)
   auto next_item = [&](int item, int it_next) {
-    if constexpr (KG_FA_PERSISTENT_ORDER && kCausal) {
+    if constexpr (kOrder != 0) {
       return it_next * static_cast<int>(gridDim.x) +
              static_cast<int>((it_next & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x);
     } else {
@@ -892,7 +957,6 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         }
         refill_v(n_tiles - 1);
       };
-#if KG_FA_PERSISTENT_ORDER == 2
       if constexpr (kDynamic) {
         // KG_FA_PERSISTENT_ORDER 2: the grid's first items by blockIdx, then claimed from the
         // call's counter once the item's copies are issued (about two key tiles before the
@@ -919,9 +983,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
           produce_item_kv();
           item = claim(item, it + 1);
         }
-      } else
-#endif
-      if constexpr (kPersistent) {
+      } else if constexpr (kPersistent) {
         for (int item = blockIdx.x; item < n_items; g0 += n_tiles, ++it, item = next_item(item, it)) {
           take_item(item);
           // the Q buffer's last item's is free once every consumer warp's last S of it has retired
@@ -1038,20 +1100,15 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) kg::pin(acc[i]);
       kg::wgmma_fence();
-#if KG_FA_DESC_STAGE
-      const uint64_t desc_ks = kg::desc_advance(desc_k, s * L::kKVBytes);  // this stage's K tile
-#endif
+      [[maybe_unused]] const uint64_t desc_ks = kg::desc_advance(desc_k, s * L::kKVBytes);  // kDescStage: this stage's K tile
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
         if constexpr ((kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 1) != 0) {
           kg::WgmmaSS<T, kN>::run(
               acc, kg::desc_advance(desc_q, (kk >> 2) * L::kQBoxBytes + (kk & 3) * 32),
-#if KG_FA_DESC_STAGE
-              kg::desc_advance(desc_ks, (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32),
-#else
-              kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32),
-#endif
+              kDescStage ? kg::desc_advance(desc_ks, (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32)
+                         : kg::desc_advance(desc_k, s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32),
               kk);
         } else {
           const uint32_t q_addr = s_qi + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
@@ -1069,9 +1126,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #pragma unroll
       for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
       kg::wgmma_fence();
-#if KG_FA_DESC_STAGE
-      [[maybe_unused]] const uint64_t desc_vs = kg::desc_advance(desc_v, s * L::kVStride);  // this stage's V tile
-#endif
+      [[maybe_unused]] const uint64_t desc_vs = kg::desc_advance(desc_v, s * L::kVStride);  // kDescStage: this stage's V tile
 #pragma unroll
       for (int kk = 0; kk < decltype(cols)::value / 16; ++kk) {
         // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes (kBlockN rows per box, so 176
@@ -1085,13 +1140,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         } else {
           // KG_FA_MMA_ROWSUM 1: 8 more columns, from the box of ones after the V buffer
           constexpr int kN = kRowSum == 1 ? kD + 8 : kD;
-#if KG_FA_DESC_STAGE
-          const uint64_t desc = (kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 2) != 0 ? kg::desc_advance(desc_vs, kk * 16 * 128)
-                                                           : kg::make_desc(v_addr, L::kKVBoxBytes, 1024);
-#else
-          const uint64_t desc = (kDescIter & 2) != 0 && (KG_FA_DESC_ADV_PARTS & 2) != 0 ? kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128)
-                                                           : kg::make_desc(v_addr, L::kKVBoxBytes, 1024);
-#endif
+          const uint64_t desc = (kDescIter & 2) == 0 || (KG_FA_DESC_ADV_PARTS & 2) == 0
+                                    ? kg::make_desc(v_addr, L::kKVBoxBytes, 1024)
+                                : kDescStage ? kg::desc_advance(desc_vs, kk * 16 * 128)
+                                             : kg::desc_advance(desc_v, s * L::kVStride + kk * 16 * 128);
           kg::WgmmaRS<T, kN>::run(o_acc, p + 4 * kk, desc);
           // KG_FA_MMA_ROWSUM 2: P times a tile of ones, the same for every k-step
           if constexpr (kRowSum == 2) kg::WgmmaRS<T, 8>::run(o_acc + kORegs, p + 4 * kk, desc_ones);
@@ -1430,7 +1482,14 @@ bool encode_qkv(CUtensorMap* map, CUtensorMapDataType type, const void* base, in
   return kg::encode_tiled(map, type, base, 3, dims, box);
 }
 
-// kBlockN: the instance's keys per tile (block_n(), or 128 for the short causal sequences below)
+// The current device's SMs
+cudaError_t sm_count(int* sms) {
+  int device = 0;
+  const cudaError_t err = cudaGetDevice(&device);
+  return err != cudaSuccess ? err : cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+}
+
+// kBlockN: the instance's keys per tile (block_n(), or another for the causal D = 128 calls below)
 template <typename T, int kD, bool kCausal, int kBlockN = block_n<kD, kCausal>()>
 cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
                    int heads, int seq_q, int seq_k, float scale, cudaStream_t stream) {
@@ -1438,8 +1497,9 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   CUtensorMap k_map;
   CUtensorMap v_map;
   constexpr int kWGs = consumer_wgs<kD>();
-  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>(), persistent<kD, kCausal>(),
-                   own_o_buffer<kD, kCausal>(), q_buffers<kD, kCausal>()>;
+  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN>();
+  using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>(), kPersistent,
+                   own_o_buffer<kD, kCausal, kBlockN>(), q_buffers<kD, kCausal, kBlockN>()>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kCluster = cluster_m<kCausal>();
   const int bh = batch * heads;
@@ -1464,7 +1524,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   // (not in the persistent grid, whose narrow instances ptxas serialises: C7511)
   // (not causal: a causal item's last tile depends on its query block, KG_FA_NARROW_CAUSAL)
   if constexpr (KG_FA_NARROW_LAST && !kCausal && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() &&
-                !persistent<kD, kCausal>()) {
+                !kPersistent) {
     // the last key tile's keys (1 to kBlockN), when there is more than one tile
     const int last_keys = seq_k - (seq_k - 1) / kBlockN * kBlockN;
     if (seq_k > kBlockN && last_keys <= 64) kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, 64>;
@@ -1473,14 +1533,12 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   if (err != cudaSuccess) return err;
   const float scale_log2 = scale * 1.4426950408889634f;
   const int n_m = (seq_q + kBlockM - 1) / kBlockM;
-  if constexpr (persistent<kD, kCausal>()) {
+  if constexpr (kPersistent) {
     // One CTA per SM (at most one fits: __launch_bounds__(threads, 1) and the shared memory), none
     // idle: as many as there are work items when those are fewer. The kernel's `heads` is every
     // (batch, head).
-    int device = 0;
     int sms = 0;
-    if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
-    if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return err;
+    if ((err = sm_count(&sms)) != cudaSuccess) return err;
     const int64_t items = static_cast<int64_t>(n_m) * bh;
     if (items > INT32_MAX) return cudaErrorInvalidValue;
     int ctas = items < sms ? static_cast<int>(items) : sms;
@@ -1497,7 +1555,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
       }
       return a;
     };
-    if (kCausal && !KG_FA_PERSISTENT_ORDER) {
+    if (kCausal && persistent_order<kD>() == 0) {
       while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
     }
     const dim3 grid(static_cast<unsigned>(ctas));
@@ -1505,7 +1563,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
     // of its own, in stream-ordered memory zeroed on the call's stream and freed after it (so calls
     // on other streams, or replayed from CUDA graphs, never share it)
     unsigned int* claims = nullptr;
-    if (KG_FA_PERSISTENT_ORDER == 2 && kCausal && items > 4 * static_cast<int64_t>(ctas)) {
+    if (persistent_order<kD>() == 2 && kCausal && items > 4 * static_cast<int64_t>(ctas)) {
       if ((err = cudaMallocAsync(reinterpret_cast<void**>(&claims), sizeof(unsigned int), stream)) != cudaSuccess) return err;
       if ((err = cudaMemsetAsync(claims, 0, sizeof(unsigned int), stream)) != cudaSuccess) {
         cudaFreeAsync(claims, stream);
@@ -1549,6 +1607,22 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
     // of zeros: the harness's pull request, run 154, read S = 77 25 % slower, 1.1 us a call)
     if (causal && block_n<128, true>() > 128 && seq_k <= 128) {
       return launch<T, 128, true, 128>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
+    }
+    // The persistent causal grid (KG_FA_PERSISTENT_CAUSAL_D128) overlaps an item's start and end
+    // with the CTA's other items: a call of at most one item (query block of a head) per SM has
+    // none, and takes a CTA per item on KG_FA_CAUSAL_CTA_BLOCK_N_D128's tiles (the persistent grid
+    // ran B2 H3 S200 and S1000, 12 and 48 items, 2-10 % slower on H200s: runs 176-182)
+    if constexpr (KG_FA_CAUSAL_CTA_BLOCK_N_D128 != block_n<128, true>()) {
+      if (causal) {
+        int sms = 0;
+        const cudaError_t err = sm_count(&sms);
+        if (err != cudaSuccess) return err;
+        constexpr int kBlockM = 64 * consumer_wgs<128>();
+        if (static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads <= sms) {
+          return launch<T, 128, true, KG_FA_CAUSAL_CTA_BLOCK_N_D128>(type, q, k, v, out, batch, heads, seq_q, seq_k,
+                                                                     scale, stream);
+        }
+      }
     }
     return causal ? launch<T, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream)
                   : launch<T, 128, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
