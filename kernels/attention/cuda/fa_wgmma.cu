@@ -266,21 +266,20 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // grid (KG_FA_PERSISTENT_CAUSAL_D128) fits beside rings of 128 or (mode 3) 160 keys, not wider.
 // 160 (the default since the twenty-first session, on H200s only: the persistent grid's, above)
 // with KG_FA_PERSISTENT_CAUSAL_D128 3; calls of at most one item per SM take a CTA per item on
-// 192-key tiles (KG_FA_CAUSAL_CTA_BLOCK_N_D128).
+// 192-key tiles (KG_FA_CAUSAL_CTA_BLOCK_N_D128). 192 where the persistent grid cannot run (without
+// the TMA store or the producer warpgroup, or under KG_FA_PERSISTENT), as before.
 #ifndef KG_FA_CAUSAL_BLOCK_N_D128
-#define KG_FA_CAUSAL_BLOCK_N_D128 160
+#define KG_FA_CAUSAL_BLOCK_N_D128 (KG_FA_TMA_STORE && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT ? 160 : 192)
 #endif
 // Keys per tile of the causal D = 128 instance that calls of at most one item (128 query rows of a
 // head) per SM take, a CTA per item, when the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys runs the
-// persistent grid: 192 (the default then: the default before the twenty-first session), 128, 160
-// or 176. The same as KG_FA_CAUSAL_BLOCK_N_D128 without the persistent grid, or when given so
-// (then every call takes that one instance).
+// persistent grid: 128, 160, 176 or 192 (the default with the persistent grid's 160-key tiles: the
+// default before the twenty-first session). Else the same as KG_FA_CAUSAL_BLOCK_N_D128 (as with
+// the earlier runs' persistent 128-key tiles), and when given so every call takes that one instance.
 #ifndef KG_FA_CAUSAL_CTA_BLOCK_N_D128
-#define KG_FA_CAUSAL_CTA_BLOCK_N_D128 (KG_FA_PERSISTENT_CAUSAL_D128 ? 192 : KG_FA_CAUSAL_BLOCK_N_D128)
+#define KG_FA_CAUSAL_CTA_BLOCK_N_D128 \
+  (KG_FA_PERSISTENT_CAUSAL_D128 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 192 : KG_FA_CAUSAL_BLOCK_N_D128)
 #endif
-static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 160 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 ||
-                  KG_FA_CAUSAL_BLOCK_N_D128 == 192,
-              "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 160, 176 or 192");
 // The order in which a persistent causal grid's CTAs take their items. 0: CTA c takes items c,
 // c + C, c + 2C, ... of the C CTAs, and launch() lowers C until it is coprime with the query
 // blocks per head, so that every CTA walks every block (132 SMs at 32 blocks per head would give
@@ -386,6 +385,9 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 #define KG_FA_TMA_STORE (!KG_FA_PERSISTENT)
 #endif
 // (KG_FA_CAUSAL_BLOCK_N_D128's and KG_FA_PERSISTENT_CAUSAL_D128's defaults read KG_FA_TMA_STORE)
+static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 160 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 ||
+                  KG_FA_CAUSAL_BLOCK_N_D128 == 192,
+              "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 160, 176 or 192");
 static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 == 0 ||
                   (KG_FA_CAUSAL_BLOCK_N_D128 == 160 && KG_FA_PERSISTENT_CAUSAL_D128 == 3),
               "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128, or 160 with "
