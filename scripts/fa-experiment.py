@@ -240,19 +240,24 @@ def find_cuobjdump():
     return shutil.which("cuobjdump") or triton_cuobjdump()
 
 
-# <T, kD, kCausal, kBlockN, kWGs, kLastN>; the key tile is named in the label only when it is not
-# 128, the last tile's width only when it is not the key tile's (KG_FA_NARROW_LAST)
-INSTANCE = re.compile(r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E(?:Li\d+E(?:Li(\d+)E)?)?)?")
+# <T, kD, kCausal, kBlockN, kWGs, kLastN, kShort>; the key tile is named in the label only when it
+# is not 128, the last tile's width only when it is not the key tile's (KG_FA_NARROW_LAST), kShort
+# (the causal D128 instance of KG_FA_CAUSAL_SHORT_KEYS_D128: 128-key tiles on the persistent grid)
+# as "persistent"
+INSTANCE = re.compile(
+    r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E(?:Li\d+E(?:Li(\d+)E(?:Lb([01])E)?)?)?)?"
+)
 DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
 
 
 def instance_label(inst):
-    """'fp16 D128', 'bf16 D64 causal', 'fp16 D128 N176', 'fp16 D128 N176 last64' from a mangled
-    fa_wgmma_kernel name's match."""
+    """'fp16 D128', 'bf16 D64 causal', 'fp16 D128 N176', 'fp16 D128 N176 last64', 'fp16 D128 causal
+    persistent' from a mangled fa_wgmma_kernel name's match."""
     causal = " causal" if inst.group(3) == "1" else ""
     tile = f" N{inst.group(4)}" if inst.group(4) not in (None, "128") else ""
     last = f" last{inst.group(5)}" if inst.group(5) not in (None, inst.group(4)) else ""
-    return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}{last}"
+    short = " persistent" if inst.group(6) == "1" else ""
+    return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}{last}{short}"
 
 
 def fa_label(mangled):

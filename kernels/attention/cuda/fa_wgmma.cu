@@ -276,6 +276,16 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // persistent grid: 128, 160, 176 or 192 (the default with the persistent grid's 160-key tiles: the
 // default before the twenty-first session). Else the same as KG_FA_CAUSAL_BLOCK_N_D128 (as with
 // the earlier runs' persistent 128-key tiles), and when given so every call takes that one instance.
+// K > 0: beside the persistent grid's 160-key tiles, causal D = 128 calls of at most K keys (and more
+// than one item per SM, more than 128 keys) take the same grid on 128-key tiles (an instance of its
+// own, kShort, named "persistent" by scripts/fa-experiment.py): the 160-key tiles waste more of the
+// diagonal tiles' keys where the items hold few tiles. Measured on H200s (runs 186 and 187,
+// -DKG_FA_CAUSAL_BLOCK_N_D128=128 -DKG_FA_PERSISTENT_CAUSAL_D128=3 beside the 160-key default): 8-9 %
+// faster at S = 256 to 1024 with many items, 2.5-3 % at B8 H32 S1024, 1 % at 1536, level at 2048,
+// 1.5 % slower at 3072, 2.2 % at 4096. 1536 by default where the 160-key persistent grid is, else 0.
+#ifndef KG_FA_CAUSAL_SHORT_KEYS_D128
+#define KG_FA_CAUSAL_SHORT_KEYS_D128 (KG_FA_PERSISTENT_CAUSAL_D128 == 3 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 1536 : 0)
+#endif
 #ifndef KG_FA_CAUSAL_CTA_BLOCK_N_D128
 #define KG_FA_CAUSAL_CTA_BLOCK_N_D128 \
   (KG_FA_PERSISTENT_CAUSAL_D128 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 192 : KG_FA_CAUSAL_BLOCK_N_D128)
@@ -388,6 +398,11 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_CAUSAL_BLOCK_N_D128 == 160 || KG_FA_CAUSAL_BLOCK_N_D128 == 176 ||
                   KG_FA_CAUSAL_BLOCK_N_D128 == 192,
               "KG_FA_CAUSAL_BLOCK_N_D128 must be 128, 160, 176 or 192");
+static_assert(KG_FA_CAUSAL_SHORT_KEYS_D128 >= 0 &&
+                  (KG_FA_CAUSAL_SHORT_KEYS_D128 == 0 ||
+                   (KG_FA_PERSISTENT_CAUSAL_D128 == 3 && KG_FA_CAUSAL_BLOCK_N_D128 == 160)),
+              "KG_FA_CAUSAL_SHORT_KEYS_D128 needs the persistent grid of KG_FA_PERSISTENT_CAUSAL_D128=3 on 160-key tiles "
+              "(-DKG_FA_CAUSAL_SHORT_KEYS_D128=0 turns it off)");
 static_assert(KG_FA_CAUSAL_BLOCK_N_D128 == 128 || KG_FA_PERSISTENT_CAUSAL_D128 == 0 ||
                   (KG_FA_CAUSAL_BLOCK_N_D128 == 160 && KG_FA_PERSISTENT_CAUSAL_D128 == 3),
               "KG_FA_PERSISTENT_CAUSAL_D128 needs -DKG_FA_CAUSAL_BLOCK_N_D128=128, or 160 with "
@@ -599,11 +614,14 @@ static_assert(KG_FA_PERSISTENT_CAUSAL_D64 >= 0 && KG_FA_PERSISTENT_CAUSAL_D64 <=
                   KG_FA_PERSISTENT_CAUSAL_D128 <= 3,
               "KG_FA_PERSISTENT_CAUSAL(_D64, _D128): 0, 1, 2 or 3");
 // KG_FA_PERSISTENT_CAUSAL's value for the causal instances of head dim kD and kBlockN keys per
-// tile: at D = 128 only the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys runs the persistent grid (the
-// 128-key one of the short sequences and KG_FA_CAUSAL_CTA_BLOCK_N_D128's take a CTA per item)
-template <int kD, int kBlockN>
+// tile: at D = 128 only the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys and the kShort one
+// (KG_FA_CAUSAL_SHORT_KEYS_D128's 128-key tiles) run the persistent grid (the 128-key one of the
+// sequences of at most 128 keys and KG_FA_CAUSAL_CTA_BLOCK_N_D128's take a CTA per item)
+template <int kD, int kBlockN, bool kShort = false>
 __host__ __device__ constexpr int persistent_causal() {
-  return kD == 64 ? KG_FA_PERSISTENT_CAUSAL_D64 : kBlockN == KG_FA_CAUSAL_BLOCK_N_D128 ? KG_FA_PERSISTENT_CAUSAL_D128 : 0;
+  return kD == 64                                       ? KG_FA_PERSISTENT_CAUSAL_D64
+         : kBlockN == KG_FA_CAUSAL_BLOCK_N_D128 || kShort ? KG_FA_PERSISTENT_CAUSAL_D128
+                                                         : 0;
 }
 // KG_FA_PERSISTENT_ORDER's value for the instances of head dim kD
 template <int kD>
@@ -624,24 +642,25 @@ __host__ __device__ constexpr bool desc_stage() {
 // TMA store).
 // KG_FA_PERSISTENT_CAUSAL 3, KG_FA_PERSISTENT_NONCAUSAL_D128 3: a persistent instance staging its
 // output in the item's Q buffer
-template <int kD, bool kCausal, int kBlockN>
+template <int kD, bool kCausal, int kBlockN, bool kShort = false>
 __host__ __device__ constexpr bool o_in_q() {
-  return (kCausal ? persistent_causal<kD, kBlockN>() == 3 : kD == 128 && KG_FA_PERSISTENT_NONCAUSAL_D128 == 3) &&
+  return (kCausal ? persistent_causal<kD, kBlockN, kShort>() == 3 : kD == 128 && KG_FA_PERSISTENT_NONCAUSAL_D128 == 3) &&
          !KG_FA_PERSISTENT;
 }
-template <int kD, bool kCausal, int kBlockN>
+template <int kD, bool kCausal, int kBlockN, bool kShort = false>
 __host__ __device__ constexpr bool persistent() {
-  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD, kBlockN>() != 0) || o_in_q<kD, kCausal, kBlockN>();
+  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD, kBlockN, kShort>() != 0) ||
+         o_in_q<kD, kCausal, kBlockN, kShort>();
 }
-template <int kD, bool kCausal, int kBlockN>
+template <int kD, bool kCausal, int kBlockN, bool kShort = false>
 __host__ __device__ constexpr bool own_o_buffer() {
-  return persistent<kD, kCausal, kBlockN>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal, kBlockN>();
+  return persistent<kD, kCausal, kBlockN, kShort>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal, kBlockN, kShort>();
 }
 // Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2 or 3 (and the
 // non-causal D = 128 ones under KG_FA_PERSISTENT_NONCAUSAL_D128), else 1.
-template <int kD, bool kCausal, int kBlockN>
+template <int kD, bool kCausal, int kBlockN, bool kShort = false>
 __host__ __device__ constexpr int q_buffers() {
-  return (kCausal && persistent_causal<kD, kBlockN>() >= 2) || o_in_q<kD, kCausal, kBlockN>() ? 2 : 1;
+  return (kCausal && persistent_causal<kD, kBlockN, kShort>() >= 2) || o_in_q<kD, kCausal, kBlockN, kShort>() ? 2 : 1;
 }
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
@@ -780,7 +799,8 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
-template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN>
+// kShort: the causal D = 128 instance of KG_FA_CAUSAL_SHORT_KEYS_D128 (128-key tiles on the persistent grid)
+template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN, bool kShort = false>
 __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                     const __grid_constant__ CUtensorMap v_map,
@@ -791,10 +811,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
                     unsigned int* __restrict__ claims) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
-  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN>();
-  constexpr bool kOwnO = own_o_buffer<kD, kCausal, kBlockN>();
-  constexpr int kQBufs = q_buffers<kD, kCausal, kBlockN>();
-  constexpr bool kOInQ = o_in_q<kD, kCausal, kBlockN>();
+  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN, kShort>();
+  constexpr bool kOwnO = own_o_buffer<kD, kCausal, kBlockN, kShort>();
+  constexpr int kQBufs = q_buffers<kD, kCausal, kBlockN, kShort>();
+  constexpr bool kOInQ = o_in_q<kD, kCausal, kBlockN, kShort>();
   constexpr bool kDescStage = desc_stage<kD, kCausal, kPersistent>();
   constexpr int kOrder = kCausal ? persistent_order<kD>() : 0;  // KG_FA_PERSISTENT_ORDER's (causal grids only)
   using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs>;
@@ -1491,17 +1511,18 @@ cudaError_t sm_count(int* sms) {
   return err != cudaSuccess ? err : cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
 }
 
-// kBlockN: the instance's keys per tile (block_n(), or another for the causal D = 128 calls below)
-template <typename T, int kD, bool kCausal, int kBlockN = block_n<kD, kCausal>()>
+// kBlockN: the instance's keys per tile (block_n(), or another for the causal D = 128 calls below);
+// kShort: the fa_wgmma_kernel's
+template <typename T, int kD, bool kCausal, int kBlockN = block_n<kD, kCausal>(), bool kShort = false>
 cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
                    int heads, int seq_q, int seq_k, float scale, cudaStream_t stream) {
   CUtensorMap q_map;
   CUtensorMap k_map;
   CUtensorMap v_map;
   constexpr int kWGs = consumer_wgs<kD>();
-  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN>();
+  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN, kShort>();
   using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>(), kPersistent,
-                   own_o_buffer<kD, kCausal, kBlockN>(), q_buffers<kD, kCausal, kBlockN>()>;
+                   own_o_buffer<kD, kCausal, kBlockN, kShort>(), q_buffers<kD, kCausal, kBlockN, kShort>()>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kCluster = cluster_m<kCausal>();
   const int bh = batch * heads;
@@ -1522,7 +1543,7 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
 #define KG_FA_MAPS q_map, k_map, v_map
 #endif
   constexpr int kSmemBytes = L::kSmemBytes;
-  auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs>;
+  auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, kBlockN, kShort>;
   // (not in the persistent grid, whose narrow instances ptxas serialises: C7511)
   // (not causal: a causal item's last tile depends on its query block, KG_FA_NARROW_CAUSAL)
   if constexpr (KG_FA_NARROW_LAST && !kCausal && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() &&
@@ -1624,6 +1645,12 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
           return launch<T, 128, true, KG_FA_CAUSAL_CTA_BLOCK_N_D128>(type, q, k, v, out, batch, heads, seq_q, seq_k,
                                                                      scale, stream);
         }
+      }
+    }
+    // KG_FA_CAUSAL_SHORT_KEYS_D128: the persistent grid on 128-key tiles for the shorter sequences
+    if constexpr (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0) {
+      if (causal && seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128) {
+        return launch<T, 128, true, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
       }
     }
     return causal ? launch<T, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream)
