@@ -276,15 +276,16 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // persistent grid: 128, 160, 176 or 192 (the default with the persistent grid's 160-key tiles: the
 // default before the twenty-first session). Else the same as KG_FA_CAUSAL_BLOCK_N_D128 (as with
 // the earlier runs' persistent 128-key tiles), and when given so every call takes that one instance.
-// K > 0: beside the persistent grid's 160-key tiles, causal D = 128 calls of at most K keys (and more
-// than one item per SM, more than 128 keys) take the same grid on 128-key tiles (an instance of its
-// own, kShort, named "persistent" by scripts/fa-experiment.py): the 160-key tiles waste more of the
-// diagonal tiles' keys where the items hold few tiles. Measured on H200s (runs 186 and 187,
-// -DKG_FA_CAUSAL_BLOCK_N_D128=128 -DKG_FA_PERSISTENT_CAUSAL_D128=3 beside the 160-key default): 8-9 %
-// faster at S = 256 to 1024 with many items, 2.5-3 % at B8 H32 S1024, 1 % at 1536, level at 2048,
-// 1.5 % slower at 3072, 2.2 % at 4096. 1536 by default where the 160-key persistent grid is, else 0.
+// K > 0: beside the persistent grid's 160-key tiles, causal D = 128 calls of at most K queries and
+// keys (more than 128 keys, more than one item per SM) take the same grid on 128-key tiles (an
+// instance of its own, kShort, named "persistent" by scripts/fa-experiment.py) where those compute
+// at most 94 % of the keys the 160-key tiles would (short_tiles_pay()): a 160-key tile computes
+// more keys past the diagonal where the items hold few tiles. Measured on H200s (runs 186-188; the
+// 128-key tiles' time over the 160-key ones', and their keys' ratio): S = 129 1.08 (1.2), S = 256
+// to 512 0.91-0.94 (0.8), 1000 and 1024 0.97 (0.9), 1536 0.99 (0.931), 2048 1.005 (0.946), 3072
+// 1.015 (0.96), 4096 1.022 (0.971). 2048 by default where the 160-key persistent grid is, else 0.
 #ifndef KG_FA_CAUSAL_SHORT_KEYS_D128
-#define KG_FA_CAUSAL_SHORT_KEYS_D128 (KG_FA_PERSISTENT_CAUSAL_D128 == 3 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 1536 : 0)
+#define KG_FA_CAUSAL_SHORT_KEYS_D128 (KG_FA_PERSISTENT_CAUSAL_D128 == 3 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 2048 : 0)
 #endif
 #ifndef KG_FA_CAUSAL_CTA_BLOCK_N_D128
 #define KG_FA_CAUSAL_CTA_BLOCK_N_D128 \
@@ -1504,6 +1505,23 @@ bool encode_qkv(CUtensorMap* map, CUtensorMapDataType type, const void* base, in
   return kg::encode_tiled(map, type, base, 3, dims, box);
 }
 
+// The keys a head's causal D = 128 items compute on kW-key tiles: each query block of 128 rows
+// (m0..) takes the tiles that hold its keys 0..min(seq_k, m0 + 128) - 1, the last one whole.
+int64_t causal_tile_keys(int seq_q, int seq_k, int w) {
+  int64_t keys = 0;
+  for (int m0 = 0; m0 < seq_q; m0 += 128) {
+    const int need = seq_k < m0 + 128 ? seq_k : m0 + 128;
+    keys += static_cast<int64_t>((need + w - 1) / w) * w;
+  }
+  return keys;
+}
+// KG_FA_CAUSAL_SHORT_KEYS_D128's choice: 128-key tiles where they compute at most 94 % of the keys
+// 160-key tiles would (the crossover of runs 186-188: 0.931 paid 1 %, 0.946 cost 0.5 %; a 128-key
+// tile's key costs more than a 160-key one's, the rest of the ratio)
+bool short_tiles_pay(int seq_q, int seq_k) {
+  return 100 * causal_tile_keys(seq_q, seq_k, 128) <= 94 * causal_tile_keys(seq_q, seq_k, 160);
+}
+
 // The current device's SMs
 cudaError_t sm_count(int* sms) {
   int device = 0;
@@ -1649,7 +1667,8 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
     }
     // KG_FA_CAUSAL_SHORT_KEYS_D128: the persistent grid on 128-key tiles for the shorter sequences
     if constexpr (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0) {
-      if (causal && seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128) {
+      if (causal && seq_q <= KG_FA_CAUSAL_SHORT_KEYS_D128 && seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128 &&
+          short_tiles_pay(seq_q, seq_k)) {
         return launch<T, 128, true, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
       }
     }
