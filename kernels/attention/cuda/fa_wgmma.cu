@@ -18,7 +18,9 @@
 // (since the twenty-first session, measured on H200s only) run the persistent grid of
 // KG_FA_PERSISTENT_CAUSAL_D128 3 on 160-key tiles, the items claimed in the non-persistent grid's
 // order (KG_FA_PERSISTENT_ORDER_D128 2); a call of at most one item per SM takes a CTA per item on
-// 192-key tiles (KG_FA_CAUSAL_CTA_BLOCK_N_D128), a sequence of at most 128 keys on 128-key ones.
+// 192-key tiles (KG_FA_CAUSAL_CTA_BLOCK_N_D128), a sequence of at most 128 keys on 128-key ones, and
+// a shorter sequence the persistent grid on 128-key tiles where they compute fewer keys
+// (KG_FA_CAUSAL_SHORT_KEYS_D128).
 //
 // -DKG_FA_PRODUCER_WG=0 builds the earlier form: 256 threads, thread 0 of the first consumer
 // warpgroup also the producer, so that warp stalls inside the key loop until the other warpgroup
