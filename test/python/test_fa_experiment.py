@@ -1328,13 +1328,20 @@ def test_cool_ms_reproduces_the_harness_regime():
     assert got == {0: (1.096, 1.105, 1447.5), 12: (1.051, 1.051, 1965.0)}
 
 
-def h200_gains(run, serial, builds, key=None):
-    """An H200 run's builds, checked on every case, and {case id (or key(its params)): {build:
-    base's median over the build's}} on its cases of 96 heads (the headline's and --shape's)."""
+def checked_h200_run(run, serial, builds):
+    """A recorded H200 run whose GPU is the one named, with exactly these builds, every one of which
+    passed its check on every case."""
     doc = recorded(run, gpu="h200")
     assert doc["gpu"]["serial"] == serial and doc["gpu"]["name"] == "NVIDIA H200" and doc["failures"] == []
     assert [b["name"] for b in doc["builds"]] == builds
     assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    return doc
+
+
+def h200_gains(run, serial, builds, key=None):
+    """An H200 run's builds, checked on every case, and {case id (or key(its params)): {build:
+    base's median over the build's}} on its cases of 96 heads (the headline's and --shape's)."""
+    doc = checked_h200_run(run, serial, builds)
     return {
         (key(c["params"]) if key else c["id"]): {n: c["timing"]["base"]["median_ms"] / t["median_ms"] for n, t in c["timing"].items()}
         for c in doc["cases"]
@@ -1619,10 +1626,7 @@ def causal_gains(run, serial, builds, causal=True):
     """An H200 run's builds, checked on every case, and {(dtype, B, S, D): {build: base's median
     over the build's}} on its causal cases, or (causal=False) the others (a shape timed twice keeps
     its second timing)."""
-    doc = recorded(run, gpu="h200")
-    assert doc["gpu"]["serial"] == serial and doc["gpu"]["name"] == "NVIDIA H200" and doc["failures"] == []
-    assert [b["name"] for b in doc["builds"]] == builds
-    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    doc = checked_h200_run(run, serial, builds)
     return {
         (c["params"]["dtype"], c["params"]["B"], c["params"]["S"], c["params"]["D"]): {
             n: c["timing"]["base"]["median_ms"] / t["median_ms"] for n, t in c["timing"].items()
@@ -1766,10 +1770,7 @@ def shape_gains(run, serial, builds, ref="base"):
     """An H200 run's builds, checked on every case, and {(dtype, B, H, S, D): {build: the build's
     median over ref's}} (above 1: slower than ref) on its causal cases (a shape timed twice keeps its
     second timing)."""
-    doc = recorded(run, gpu="h200")
-    assert doc["gpu"]["serial"] == serial and doc["gpu"]["name"] == "NVIDIA H200" and doc["failures"] == []
-    assert [b["name"] for b in doc["builds"]] == builds
-    assert all(check["ok"] for case in doc["cases"] for check in case["checks"].values())
+    doc = checked_h200_run(run, serial, builds)
     return {
         tuple(c["params"][k] for k in ("dtype", "B", "H", "S", "D")): {
             n: t["median_ms"] / c["timing"][ref]["median_ms"] for n, t in c["timing"].items()

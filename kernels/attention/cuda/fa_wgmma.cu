@@ -273,11 +273,6 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_CAUSAL_BLOCK_N_D128
 #define KG_FA_CAUSAL_BLOCK_N_D128 (KG_FA_TMA_STORE && KG_FA_PRODUCER_WG && !KG_FA_PERSISTENT ? 160 : 192)
 #endif
-// Keys per tile of the causal D = 128 instance that calls of at most one item (128 query rows of a
-// head) per SM take, a CTA per item, when the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys runs the
-// persistent grid: 128, 160, 176 or 192 (the default with the persistent grid's 160-key tiles: the
-// default before the twenty-first session). Else the same as KG_FA_CAUSAL_BLOCK_N_D128 (as with
-// the earlier runs' persistent 128-key tiles), and when given so every call takes that one instance.
 // K > 0: beside the persistent grid's 160-key tiles, causal D = 128 calls of at most K queries and
 // keys (more than 128 keys, more than one item per SM) take the same grid on 128-key tiles (an
 // instance of its own, kShort, named "persistent" by scripts/fa-experiment.py) where those compute
@@ -289,6 +284,11 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 #ifndef KG_FA_CAUSAL_SHORT_KEYS_D128
 #define KG_FA_CAUSAL_SHORT_KEYS_D128 (KG_FA_PERSISTENT_CAUSAL_D128 == 3 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 2048 : 0)
 #endif
+// Keys per tile of the causal D = 128 instance that calls of at most one item (128 query rows of a
+// head) per SM take, a CTA per item, when the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys runs the
+// persistent grid: 128, 160, 176 or 192 (the default with the persistent grid's 160-key tiles: the
+// default before the twenty-first session). Else the same as KG_FA_CAUSAL_BLOCK_N_D128 (as with
+// the earlier runs' persistent 128-key tiles), and when given so every call takes that one instance.
 #ifndef KG_FA_CAUSAL_CTA_BLOCK_N_D128
 #define KG_FA_CAUSAL_CTA_BLOCK_N_D128 \
   (KG_FA_PERSISTENT_CAUSAL_D128 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 192 : KG_FA_CAUSAL_BLOCK_N_D128)
@@ -1507,12 +1507,13 @@ bool encode_qkv(CUtensorMap* map, CUtensorMapDataType type, const void* base, in
   return kg::encode_tiled(map, type, base, 3, dims, box);
 }
 
-// The keys a head's causal D = 128 items compute on kW-key tiles: each query block of 128 rows
-// (m0..) takes the tiles that hold its keys 0..min(seq_k, m0 + 128) - 1, the last one whole.
-int64_t causal_tile_keys(int seq_q, int seq_k, int w) {
+// The keys a head's causal items compute on w-key tiles: each query block of block_m rows (m0..)
+// takes the tiles that hold its keys 0..min(seq_k, m0 + block_m) - 1, the last one whole (the
+// kernel's take_item()).
+int64_t causal_tile_keys(int seq_q, int seq_k, int block_m, int w) {
   int64_t keys = 0;
-  for (int m0 = 0; m0 < seq_q; m0 += 128) {
-    const int need = seq_k < m0 + 128 ? seq_k : m0 + 128;
+  for (int m0 = 0; m0 < seq_q; m0 += block_m) {
+    const int need = seq_k < m0 + block_m ? seq_k : m0 + block_m;
     keys += static_cast<int64_t>((need + w - 1) / w) * w;
   }
   return keys;
@@ -1520,22 +1521,15 @@ int64_t causal_tile_keys(int seq_q, int seq_k, int w) {
 // KG_FA_CAUSAL_SHORT_KEYS_D128's choice: 128-key tiles where they compute at most 94 % of the keys
 // 160-key tiles would (the crossover of runs 186-188: 0.931 paid 1 %, 0.946 cost 0.5 %; a 128-key
 // tile's key costs more than a 160-key one's, the rest of the ratio)
-bool short_tiles_pay(int seq_q, int seq_k) {
-  return 100 * causal_tile_keys(seq_q, seq_k, 128) <= 94 * causal_tile_keys(seq_q, seq_k, 160);
-}
-
-// The current device's SMs
-cudaError_t sm_count(int* sms) {
-  int device = 0;
-  const cudaError_t err = cudaGetDevice(&device);
-  return err != cudaSuccess ? err : cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+bool short_tiles_pay(int seq_q, int seq_k, int block_m) {
+  return 100 * causal_tile_keys(seq_q, seq_k, block_m, 128) <= 94 * causal_tile_keys(seq_q, seq_k, block_m, 160);
 }
 
 // kBlockN: the instance's keys per tile (block_n(), or another for the causal D = 128 calls below);
-// kShort: the fa_wgmma_kernel's
+// kShort: the fa_wgmma_kernel's; sms: the device's SMs (the persistent grid's CTAs)
 template <typename T, int kD, bool kCausal, int kBlockN = block_n<kD, kCausal>(), bool kShort = false>
 cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
-                   int heads, int seq_q, int seq_k, float scale, cudaStream_t stream) {
+                   int heads, int seq_q, int seq_k, float scale, cudaStream_t stream, int sms) {
   CUtensorMap q_map;
   CUtensorMap k_map;
   CUtensorMap v_map;
@@ -1580,8 +1574,6 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
     // One CTA per SM (at most one fits: __launch_bounds__(threads, 1) and the shared memory), none
     // idle: as many as there are work items when those are fewer. The kernel's `heads` is every
     // (batch, head).
-    int sms = 0;
-    if ((err = sm_count(&sms)) != cudaSuccess) return err;
     const int64_t items = static_cast<int64_t>(n_m) * bh;
     if (items > INT32_MAX) return cudaErrorInvalidValue;
     int ctas = items < sms ? static_cast<int>(items) : sms;
@@ -1640,16 +1632,25 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
 template <typename T>
 cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
                      int heads, int seq_q, int seq_k, int head_dim, bool causal, float scale, cudaStream_t stream) {
+  // the SMs, read once a call: the persistent grids' CTAs, and the D = 128 causal calls' choice below
+  int sms = 0;
+  {
+    int device = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err != cudaSuccess) return err;
+  }
   if (head_dim == 64) {
-    return causal ? launch<T, 64, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream)
-                  : launch<T, 64, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
+    return causal ? launch<T, 64, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms)
+                  : launch<T, 64, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
   }
   if (head_dim == 128) {
+    constexpr int kBlockM = 64 * consumer_wgs<128>();  // query rows of an item
     // KG_FA_CAUSAL_BLOCK_N_D128 wider than 128: a causal sequence of at most 128 keys takes the
     // 128-key instance, whose one tile holds them all (a 192-key tile computed up to 64 more keys
     // of zeros: the harness's pull request, run 154, read S = 77 25 % slower, 1.1 us a call)
     if (causal && block_n<128, true>() > 128 && seq_k <= 128) {
-      return launch<T, 128, true, 128>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
+      return launch<T, 128, true, 128>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
     }
     // The persistent causal grid (KG_FA_PERSISTENT_CAUSAL_D128) overlaps an item's start and end
     // with the CTA's other items: a call of at most one item (query block of a head) per SM has
@@ -1657,25 +1658,21 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
     // ran B2 H3 S200 and S1000, 12 and 48 items, 2-10 % slower on H200s: runs 176-182)
     if constexpr (KG_FA_CAUSAL_CTA_BLOCK_N_D128 != block_n<128, true>()) {
       if (causal) {
-        int sms = 0;
-        const cudaError_t err = sm_count(&sms);
-        if (err != cudaSuccess) return err;
-        constexpr int kBlockM = 64 * consumer_wgs<128>();
         if (static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads <= sms) {
           return launch<T, 128, true, KG_FA_CAUSAL_CTA_BLOCK_N_D128>(type, q, k, v, out, batch, heads, seq_q, seq_k,
-                                                                     scale, stream);
+                                                                     scale, stream, sms);
         }
       }
     }
     // KG_FA_CAUSAL_SHORT_KEYS_D128: the persistent grid on 128-key tiles for the shorter sequences
     if constexpr (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0) {
       if (causal && seq_q <= KG_FA_CAUSAL_SHORT_KEYS_D128 && seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128 &&
-          short_tiles_pay(seq_q, seq_k)) {
-        return launch<T, 128, true, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
+          short_tiles_pay(seq_q, seq_k, kBlockM)) {
+        return launch<T, 128, true, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
       }
     }
-    return causal ? launch<T, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream)
-                  : launch<T, 128, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
+    return causal ? launch<T, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms)
+                  : launch<T, 128, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
   }
   return cudaErrorInvalidValue;
 }
