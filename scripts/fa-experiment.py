@@ -240,24 +240,30 @@ def find_cuobjdump():
     return shutil.which("cuobjdump") or triton_cuobjdump()
 
 
-# <T, kD, kCausal, kBlockN, kWGs, kLastN, kShort>; the key tile is named in the label only when it
-# is not 128, the last tile's width only when it is not the key tile's (KG_FA_NARROW_LAST), kShort
-# (the causal D128 instance of KG_FA_CAUSAL_SHORT_KEYS_D128: 128-key tiles on the persistent grid)
-# as "persistent"
+# <T, kD, kCausal, kBlockN, kWGs, kLastN, kVariant>; the key tile is named in the label only when it
+# is not 128, the last tile's width only when it is not the key tile's (KG_FA_NARROW_LAST), and the
+# variant (fa_wgmma.cu's Variant; a bool kShort in the builds before the twenty-second session) as
+# VARIANT_LABEL names it
 INSTANCE = re.compile(
-    r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E(?:Li\d+E(?:Li(\d+)E(?:Lb([01])E)?)?)?)?"
+    r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E(?:Li\d+E(?:Li(\d+)E(?:L[bi]([012])E)?)?)?)?"
 )
+# (head dim, variant) -> the label's last word: kShort is the causal D128 instance of
+# KG_FA_CAUSAL_SHORT_KEYS_D128 (128-key tiles on the persistent grid) and the causal D64 one of
+# KG_FA_D64_SNAKE_BLOCKS (the persistent grid in the snake's order); kPerItem the causal D64 one of
+# KG_FA_D64_CTA_PER_ITEM (a CTA per item)
+VARIANT_LABEL = {("128", "1"): " persistent", ("64", "1"): " snake", ("64", "2"): " per item"}
 DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
 
 
 def instance_label(inst):
     """'fp16 D128', 'bf16 D64 causal', 'fp16 D128 N176', 'fp16 D128 N176 last64', 'fp16 D128 causal
-    persistent' from a mangled fa_wgmma_kernel name's match."""
+    persistent', 'bf16 D64 causal snake', 'fp16 D64 causal per item' from a mangled fa_wgmma_kernel
+    name's match."""
     causal = " causal" if inst.group(3) == "1" else ""
     tile = f" N{inst.group(4)}" if inst.group(4) not in (None, "128") else ""
     last = f" last{inst.group(5)}" if inst.group(5) not in (None, inst.group(4)) else ""
-    short = " persistent" if inst.group(6) == "1" else ""
-    return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}{last}{short}"
+    variant = VARIANT_LABEL.get((inst.group(2), inst.group(6)), "")
+    return f"{DTYPE_OF[inst.group(1)]} D{inst.group(2)}{causal}{tile}{last}{variant}"
 
 
 def fa_label(mangled):
@@ -657,6 +663,23 @@ def check_candidates(candidates, params, cid, tolerance, check_one, record, fail
     return runners
 
 
+def instance_of(library, params, sms):
+    """The instance a build's kg_attention_fa_wgmma takes for a case on a device of `sms` SMs, as the
+    library names it (kg_fa_wgmma_instance: "D64 causal snake"); None for a library without that
+    entry (the builds before the twenty-second session) or one that refuses the case."""
+    import ctypes
+
+    try:
+        entry = ctypes.CDLL(library).kg_fa_wgmma_instance
+    except (OSError, AttributeError):
+        return None
+    entry.restype = ctypes.c_int
+    name = ctypes.create_string_buffer(64)
+    seq_k = params.get("Sk", params["S"])  # the keys, when a case has its own (kernels/attention/bench.py)
+    rc = entry(params["B"], params["H"], params["S"], seq_k, params["D"], int(bool(params["causal"])), sms, name, len(name))
+    return name.value.decode() if rc == 0 else None
+
+
 def run_case(torch, case, builds, manifest, args, failures):
     from kernels.attention import bench, cuda_variants
 
@@ -666,6 +689,11 @@ def run_case(torch, case, builds, manifest, args, failures):
     out = torch.empty_like(inputs["q"])
     flops = bench.work(params)["flops"]
     record = {"id": cid, "params": params, "flops": flops, "checks": {}, "timing": {}}
+    # which instance each build's library takes here (dispatch()'s choice on this device)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    record["instances"] = {b["name"]: instance_of(b["library"], params, sms) for b in builds if b["ok"]}
+    if any(record["instances"].values()):
+        print(f"{cid}: instances: " + ", ".join(f"{n}={i}" for n, i in record["instances"].items()), flush=True)
     checked = {**inputs, "causal": params["causal"]}
     # factories, made inside the try: loading a library can fail as much as running it
     candidates = [(b["name"], cuda_variants.cuda_fa_wgmma, LibraryCtx(b["library"])) for b in builds if b["ok"]]

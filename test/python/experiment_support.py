@@ -55,4 +55,7 @@ def on_the_cpu(monkeypatch, bench):
 
     make_inputs = bench.make_inputs
     monkeypatch.setattr(bench, "make_inputs", lambda params, seed, device: make_inputs(params, seed, "cpu"))
-    return types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event, empty_cache=lambda: None), empty_like=torch.empty_like)
+    # (an H100's or H200's 132 SMs: scripts/fa-experiment.py asks each build which instance a case takes)
+    device = types.SimpleNamespace(multi_processor_count=132)
+    cuda = types.SimpleNamespace(Event=Event, empty_cache=lambda: None, get_device_properties=lambda index: device)
+    return types.SimpleNamespace(cuda=cuda, empty_like=torch.empty_like)

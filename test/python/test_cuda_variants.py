@@ -2,7 +2,10 @@
 given for unsupported cases, and the chunking of the unfused reference. No GPU needed: the
 wrappers validate before they touch a library or a device."""
 
+import ctypes
+import math
 import pathlib
+import random
 import shutil
 import subprocess
 
@@ -216,3 +219,102 @@ def test_bound_entries_name_the_cuda_error_of_a_refused_call(libraries):
         ws(None, None, None, None, 128, 128, 128, 64, 64, 1, 0, None)  # bm 64, the kernel needs 128
     with pytest.raises(RuntimeError, match=r"^kg_bsr_gemm_wgmma_ws returned cudaErrorInvalidValue \(1\)$"):
         ws(None, None, None, None, 128, 128, 128, 128, 64, 1, 7, None)  # dtype 7
+
+
+# -- which instance a call takes (kg_fa_wgmma_instance: dispatch()'s own choice, host code only) --
+
+
+def fa_instance(library, batch, heads, seq_q, head_dim, causal, sms=132, seq_k=None, name_len=64):
+    entry = ctypes.CDLL(library).kg_fa_wgmma_instance
+    name = ctypes.create_string_buffer(64)
+    rc = entry(batch, heads, seq_q, seq_q if seq_k is None else seq_k, head_dim, int(causal), sms, name, name_len)
+    return name.value.decode() if rc == 0 else rc
+
+
+def snake_imbalance(seq_q, seq_k, heads, ctas, block_m=192, block_n=128):
+    """fa_wgmma.cu's model of the snake (KG_FA_PERSISTENT_ORDER 1), item by item: CTA c takes item
+    c of round 0, then in round r item r x ctas + c (r even) or + ctas - 1 - c (r odd); items in head
+    order, each head's query blocks heaviest first, an item costing its key tiles + 0.3."""
+    n_m = -(-seq_q // block_m)
+    items = n_m * heads
+    totals = []
+    for c in range(ctas):
+        total, r, item = 0.0, 0, c
+        while item < items:
+            m0 = (n_m - 1 - item % n_m) * block_m
+            total += -(-min(seq_k, m0 + block_m) // block_n) + 0.3
+            r += 1
+            item = r * ctas + (ctas - 1 - c if r % 2 else c)
+        totals.append(total)
+    return max(totals) * ctas / sum(totals)
+
+
+def test_the_library_names_the_instance_a_call_takes(libraries):
+    lib = libraries["fa_wgmma"]
+    # causal D64 on 132 SMs (runs 191-193, H200s). Items: 192 query rows of a head. At most one per
+    # SM: a CTA per item
+    assert fa_instance(lib, 2, 3, 1000, 64, True) == "D64 causal per item"  # 36 items
+    assert fa_instance(lib, 1, 22, 1152, 64, True) == "D64 causal per item"  # 132
+    assert fa_instance(lib, 1, 9, 2048, 64, True) == "D64 causal per item"  # 99
+    # at most four per CTA: order 2 (heaviest first across the heads, no counter)
+    assert fa_instance(lib, 1, 23, 1152, 64, True) == "D64 causal"  # 138
+    assert fa_instance(lib, 1, 88, 1152, 64, True) == "D64 causal"  # 528 = 4 x 132
+    assert fa_instance(lib, 2, 16, 1024, 64, True) == "D64 causal"
+    # more, at most 8 query blocks a head: the snake
+    assert fa_instance(lib, 1, 89, 1152, 64, True) == "D64 causal snake"  # 534
+    assert fa_instance(lib, 8, 32, 1536, 64, True) == "D64 causal snake"  # 8 blocks
+    assert fa_instance(lib, 16, 16, 1280, 64, True) == "D64 causal snake"  # 7
+    # longer: the snake where its rounds come out even (the headline: 22 blocks a head on 132 CTAs,
+    # the busiest CTA 1.003x the mean; B4 H32 S3072 1.031x), else order 2 (the counter)
+    assert fa_instance(lib, 16, 96, 4096, 64, True) == "D64 causal snake"
+    assert fa_instance(lib, 4, 32, 3072, 64, True) == "D64 causal snake"
+    assert fa_instance(lib, 8, 16, 4096, 64, True) == "D64 causal snake"  # 1.034x
+    assert fa_instance(lib, 1, 16, 16384, 64, True) == "D64 causal"  # the snake's busiest 1.69x
+    assert fa_instance(lib, 4, 96, 8192, 64, True) == "D64 causal"  # 1.041x
+    assert fa_instance(lib, 1, 16, 16384, 64, True, sms=86) == "D64 causal snake"  # 86 blocks on 86 CTAs: even
+    assert fa_instance(lib, 2, 3, 77, 64, False) == "D64"
+    # D128 (the twenty-first session's choices): at most 128 keys, at most one item (128 rows) per
+    # SM, the shorter sequences where 128-key tiles pay, else the persistent grid's 160-key tiles
+    assert fa_instance(lib, 2, 3, 77, 128, True) == "D128 causal"
+    assert fa_instance(lib, 2, 3, 1000, 128, True) == "D128 causal N192"
+    assert fa_instance(lib, 16, 32, 256, 128, True) == "D128 causal persistent"
+    assert fa_instance(lib, 16, 96, 4096, 128, True) == "D128 causal N160"
+    # not causal: 176-key tiles, the last one 64 keys wide where it holds at most 64 (4096 = 23 x 176 + 48)
+    assert fa_instance(lib, 16, 96, 4096, 128, False) == "D128 N176 last64"
+    assert fa_instance(lib, 2, 3, 1000, 128, False) == "D128 N176"
+    # refused: the sizes kg_attention_fa_wgmma refuses, no SMs, a head dim without an instance, a
+    # name buffer too short for the name and its NUL (cudaErrorInvalidValue)
+    assert fa_instance(lib, 0, 3, 1000, 64, True) == 1
+    assert fa_instance(lib, 65536, 1, 1000, 64, True) == 1
+    assert fa_instance(lib, 2, 3, 1000, 64, True, sms=0) == 1
+    assert fa_instance(lib, 2, 3, 1000, 96, True) == 1
+    assert fa_instance(lib, 2, 3, 1000, 64, True, name_len=len("D64 causal per item")) == 1
+    assert fa_instance(lib, 2, 3, 1000, 64, True, name_len=len("D64 causal per item") + 1) == "D64 causal per item"
+
+
+def test_the_causal_d64_choice_follows_the_snake_model_item_by_item(libraries):
+    # random calls of more than four items per CTA and more than 8 query blocks a head, on devices
+    # of 60 to 140 SMs (half of them in whole rounds, where the snake often comes out even): the
+    # snake exactly where the model, simulated here item by item, puts its busiest CTA within 4 % of
+    # the mean (fa_wgmma.cu sums it per class of CTAs and period of rounds)
+    rng = random.Random(28)
+    checked = {"D64 causal snake": 0, "D64 causal": 0}
+    while sum(checked.values()) < 300:
+        sms = rng.randint(60, 140)
+        seq_q = rng.randint(8 * 192 + 1, 12000)
+        seq_k = seq_q if rng.random() < 0.7 else rng.randint(1, 12000)
+        n_m = -(-seq_q // 192)
+        if rng.random() < 0.5:
+            heads = sms // math.gcd(n_m, sms) * rng.randint(1, 6)  # items a multiple of the SMs
+        else:
+            heads = rng.randint(4 * sms // n_m + 1, 12 * sms // n_m + 2)
+        if n_m * heads <= 4 * sms or n_m * heads > 60000:
+            continue
+        imbalance = snake_imbalance(seq_q, seq_k, heads, sms)
+        if abs(imbalance - 1.04) < 1e-9:
+            continue
+        want = "D64 causal snake" if imbalance <= 1.04 else "D64 causal"
+        got = fa_instance(libraries["fa_wgmma"], 1, heads, seq_q, 64, True, sms=sms, seq_k=seq_k)
+        assert got == want, (heads, seq_q, seq_k, sms, imbalance)
+        checked[want] += 1
+    assert min(checked.values()) >= 50, checked

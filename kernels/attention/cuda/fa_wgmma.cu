@@ -65,6 +65,9 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <string>
+#include <vector>
+
 #include "../../common/cuda/ptx.cuh"
 #include "../../common/cuda/tma.cuh"
 #include "../../common/cuda/wgmma.cuh"
@@ -329,9 +332,10 @@ static_assert((KG_FA_UNROLL_KEYS == 1 || KG_FA_UNROLL_KEYS == 2) && (KG_FA_UNROL
 // D64 causal (persistent by default) it is 2.1-2.8 % faster than the snake at S = 8192 and 0.3-1.3 %
 // slower at S = 4096, where 132 SMs take the 22 query blocks of a head in whole rounds.
 //
-// Per head dim: KG_FA_PERSISTENT_ORDER_D64 (1 by default: the snake) and KG_FA_PERSISTENT_ORDER_D128
-// (2 by default since the twenty-first session: the persistent causal D128 grid's, runs 176-182);
-// KG_FA_PERSISTENT_ORDER, when given, sets both (as in the runs before).
+// Per head dim: KG_FA_PERSISTENT_ORDER_D64 (2 by default since the twenty-second session, with
+// KG_FA_D64_SNAKE_BLOCKS and KG_FA_D64_CTA_PER_ITEM below; 1, the snake, before) and
+// KG_FA_PERSISTENT_ORDER_D128 (2 by default since the twenty-first session: the persistent causal
+// D128 grid's, runs 176-182); KG_FA_PERSISTENT_ORDER, when given, sets both (as in the runs before).
 #ifdef KG_FA_PERSISTENT_ORDER
 static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA_PERSISTENT_ORDER: 0, 1 or 2");
 #endif
@@ -339,7 +343,7 @@ static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA
 #ifdef KG_FA_PERSISTENT_ORDER
 #define KG_FA_PERSISTENT_ORDER_D64 KG_FA_PERSISTENT_ORDER
 #else
-#define KG_FA_PERSISTENT_ORDER_D64 1
+#define KG_FA_PERSISTENT_ORDER_D64 2
 #endif
 #endif
 #ifndef KG_FA_PERSISTENT_ORDER_D128
@@ -352,6 +356,70 @@ static_assert(KG_FA_PERSISTENT_ORDER >= 0 && KG_FA_PERSISTENT_ORDER <= 2, "KG_FA
 static_assert(KG_FA_PERSISTENT_ORDER_D64 >= 0 && KG_FA_PERSISTENT_ORDER_D64 <= 2 && KG_FA_PERSISTENT_ORDER_D128 >= 0 &&
                   KG_FA_PERSISTENT_ORDER_D128 <= 2,
               "KG_FA_PERSISTENT_ORDER_D64, KG_FA_PERSISTENT_ORDER_D128: 0, 1 or 2");
+// KG_FA_PERSISTENT_ORDER 2: a grid of more than KG_FA_CLAIM_ITEMS_PER_CTA items per CTA claims
+// them from a counter (default 4); smaller grids take them without one, heaviest first across the
+// heads (the query blocks of every head with the most key tiles, then the next, ...).
+// KG_FA_CLAIM_ACROSS_D64 / _D128: the order of the counter's items. 0: head after head, heaviest
+// first in each (each head's K and V read from DRAM about once). 1: heaviest first across the heads
+// (the most even finish, every item reading its own K and V where the heads outnumber the CTAs).
+// 2: across where the call's K and V fit 64 MiB (the L2's 50 MB and some) or its heads are at most
+// half the CTAs (the CTAs running at once then share each head's K and V), else head after head
+// (claims_across()). Measured on H200s (runs 191-193, causal, the harness's regime; the time of
+// the head-by-head order over across's): at D64 B4 H32 S2048 (64 MiB) 1.03-1.04, B2 H32 S4096
+// 1.06-1.07, B1 H32 S8192 (32 heads) 1.06-1.07, B1 H16 S16384 1.05-1.06 (run 193); across took 1.07x
+// the snake's time at the headline (1.5 GiB), where head after head is level with it (runs 191-192);
+// at D128 across was never faster (1.00-1.30x the time, 1.30x at the headline; run 192).
+// Defaults: 2 at D64, 0 at D128; KG_FA_CLAIM_ACROSS, when given, sets both.
+#ifndef KG_FA_CLAIM_ITEMS_PER_CTA
+#define KG_FA_CLAIM_ITEMS_PER_CTA 4
+#endif
+#ifdef KG_FA_CLAIM_ACROSS
+#define KG_FA_CLAIM_ACROSS_D64 KG_FA_CLAIM_ACROSS
+#define KG_FA_CLAIM_ACROSS_D128 KG_FA_CLAIM_ACROSS
+#endif
+#ifndef KG_FA_CLAIM_ACROSS_D64
+#define KG_FA_CLAIM_ACROSS_D64 2
+#endif
+#ifndef KG_FA_CLAIM_ACROSS_D128
+#define KG_FA_CLAIM_ACROSS_D128 0
+#endif
+static_assert(KG_FA_CLAIM_ITEMS_PER_CTA >= 0, "KG_FA_CLAIM_ITEMS_PER_CTA: 0 or more");
+// Causal D = 64 beside order 2. The snake's rounds leave some CTAs far more key tiles than others
+// where the blocks per head and the SMs fall badly (B1 H16 S16384: 86 blocks a head on 132 CTAs,
+// the busiest 1.69x the mean), order 2's do not; but where the snake's rounds come out even, order
+// 2 is slower (its items handed over through shared memory, the counter's atomics), the more so
+// the shorter the items. Measured on H200s (runs 191-194, fp16 and bf16, the harness's regime;
+// the snake's time over order 2's, KG_FA_CLAIM_ACROSS_D64 2; in brackets the snake's busiest CTA
+// over the mean, snake_imbalance()): B1 H16 S16384 1.62-1.65 (1.69), B1 H8 S32768 1.25-1.27
+// (1.29), B1 H32 S8192 1.24-1.25 (1.29), B2 H32 S8192 1.12-1.14 (1.20), B2 H32 S4096 1.06 (1.11),
+// B4 H32 S8192 1.05-1.06 (1.075), B4 H96 S8192 1.03-1.04 (1.04), B4 H32 S2048 and B8 H16 S2048
+// 1.01-1.02 (1.11), the headline B16 H96 S4096 0.99-1.00 (1.003), B2 H48 S4096 0.94 (1.003); at
+// 7 and 8 blocks a head 0.95 (B16 H16 S1280, B8 H32 S1536: 1.03), at 2 to 6 0.96-1.00 (B8 H16 S1024,
+// B8 H32 S1024, B64 H16 S384, B16 H32 S256). At most four items per CTA order 2 takes them
+// heaviest first across the heads without a counter: B2 H16 S1024 and S2048 1.15-1.19, B4 H16
+// S1280 1.38. At most one item per SM a CTA per item is 1-7 % faster than either (runs 186, 191,
+// 193).
+// KG_FA_D64_SNAKE_BLOCKS K > 0: causal D = 64 calls of more than KG_FA_CLAIM_ITEMS_PER_CTA items
+// per SM whose heads have at most K query blocks (192 rows each), or whose snake's busiest CTA
+// would take at most KG_FA_D64_SNAKE_EVEN % more key tiles than the mean, take the persistent grid
+// in the snake's order (an instance of its own, kShort, named "snake" by scripts/fa-experiment.py).
+// 8 and 4 by default with order 2: at 2.7-3.4 % over the mean (the last round's share, at 10-43
+// rounds) order 2 was 0.4-4.7 % slower (run 194: B8 H32 S4096, B4 H32 S3072, B16 H16 S3584, B4 H32
+// S6144, B8 H32 S2304, B8 H32 S1792, B8 H16 S4096), at 4.1 % (B4 H96 S8192) 3.5 % faster.
+// KG_FA_D64_CTA_PER_ITEM 1: causal D = 64 calls of at most one item per SM take a CTA per item (an
+// instance of its own, kPerItem, "per item"). 1 by default with the persistent causal D64 grid.
+#ifndef KG_FA_D64_SNAKE_BLOCKS
+#define KG_FA_D64_SNAKE_BLOCKS (KG_FA_PERSISTENT_CAUSAL_D64 != 0 && KG_FA_PERSISTENT_ORDER_D64 == 2 ? 8 : 0)
+#endif
+#ifndef KG_FA_D64_SNAKE_EVEN
+#define KG_FA_D64_SNAKE_EVEN 4
+#endif
+#ifndef KG_FA_D64_CTA_PER_ITEM
+#define KG_FA_D64_CTA_PER_ITEM (KG_FA_PERSISTENT_CAUSAL_D64 != 0 ? 1 : 0)
+#endif
+static_assert(KG_FA_CLAIM_ACROSS_D64 >= 0 && KG_FA_CLAIM_ACROSS_D64 <= 2 && KG_FA_CLAIM_ACROSS_D128 >= 0 &&
+                  KG_FA_CLAIM_ACROSS_D128 <= 2,
+              "KG_FA_CLAIM_ACROSS (_D64, _D128): 0, 1 or 2");
 // P > 0: the producer of a CTA of the non-persistent grid, once it has issued its own loads,
 // brings into the L2 the Q rows of the CTA P x (the SMs) places after it in the grid's order (the
 // one likely to start on some SM about P CTA lifetimes later), so that CTA's first wait, for Q,
@@ -616,20 +684,39 @@ static_assert((!KG_FA_PERSISTENT_CAUSAL_D64 && !KG_FA_PERSISTENT_CAUSAL_D128) ||
 static_assert(KG_FA_PERSISTENT_CAUSAL_D64 >= 0 && KG_FA_PERSISTENT_CAUSAL_D64 <= 3 && KG_FA_PERSISTENT_CAUSAL_D128 >= 0 &&
                   KG_FA_PERSISTENT_CAUSAL_D128 <= 3,
               "KG_FA_PERSISTENT_CAUSAL(_D64, _D128): 0, 1, 2 or 3");
+static_assert(KG_FA_D64_SNAKE_BLOCKS >= 0 &&
+                  (KG_FA_D64_SNAKE_BLOCKS == 0 || (KG_FA_PERSISTENT_CAUSAL_D64 != 0 && KG_FA_PERSISTENT_ORDER_D64 == 2)),
+              "KG_FA_D64_SNAKE_BLOCKS needs the persistent causal D64 grid in order 2 (KG_FA_PERSISTENT_ORDER_D64=2)");
+static_assert(KG_FA_D64_SNAKE_EVEN >= 0, "KG_FA_D64_SNAKE_EVEN: a percentage, 0 or more");
+static_assert(KG_FA_D64_CTA_PER_ITEM == 0 || (KG_FA_D64_CTA_PER_ITEM == 1 && KG_FA_PERSISTENT_CAUSAL_D64 != 0),
+              "KG_FA_D64_CTA_PER_ITEM: 0, or 1 with the persistent causal D64 grid (KG_FA_PERSISTENT_CAUSAL_D64)");
+// An instance's variant (the kernel's and launch()'s kVariant), beside its head dim and key tile:
+// kMain; kShort, the shorter sequences' (causal D = 128: the persistent grid on 128-key tiles,
+// KG_FA_CAUSAL_SHORT_KEYS_D128; causal D = 64: the persistent grid in the snake's order,
+// KG_FA_D64_SNAKE_BLOCKS); kPerItem, a CTA per item (causal D = 64: KG_FA_D64_CTA_PER_ITEM).
+enum Variant : int { kMain = 0, kShort = 1, kPerItem = 2 };
 // KG_FA_PERSISTENT_CAUSAL's value for the causal instances of head dim kD and kBlockN keys per
 // tile: at D = 128 only the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys and the kShort one
 // (KG_FA_CAUSAL_SHORT_KEYS_D128's 128-key tiles) run the persistent grid (the 128-key one of the
 // sequences of at most 128 keys and KG_FA_CAUSAL_CTA_BLOCK_N_D128's take a CTA per item)
-template <int kD, int kBlockN, bool kShort = false>
+template <int kD, int kBlockN, int kVariant = kMain>
 __host__ __device__ constexpr int persistent_causal() {
-  return kD == 64                                       ? KG_FA_PERSISTENT_CAUSAL_D64
-         : kBlockN == KG_FA_CAUSAL_BLOCK_N_D128 || kShort ? KG_FA_PERSISTENT_CAUSAL_D128
-                                                         : 0;
+  return kD == 64 ? (kVariant == kPerItem ? 0 : KG_FA_PERSISTENT_CAUSAL_D64)
+         : kBlockN == KG_FA_CAUSAL_BLOCK_N_D128 || kVariant == kShort ? KG_FA_PERSISTENT_CAUSAL_D128
+                                                                       : 0;
 }
-// KG_FA_PERSISTENT_ORDER's value for the instances of head dim kD
-template <int kD>
+// KG_FA_PERSISTENT_ORDER's value for the instances of head dim kD (the D = 64 kShort one: the snake)
+template <int kD, int kVariant = kMain>
 __host__ __device__ constexpr int persistent_order() {
-  return kD == 64 ? KG_FA_PERSISTENT_ORDER_D64 : KG_FA_PERSISTENT_ORDER_D128;
+  return kD == 64 ? (kVariant == kShort ? 1 : KG_FA_PERSISTENT_ORDER_D64) : KG_FA_PERSISTENT_ORDER_D128;
+}
+// KG_FA_CLAIM_ACROSS's choice for a grid of `ctas` CTAs over `heads` (batch x heads) of seq_k keys
+// that claims its items from a counter: whether they come heaviest first across the heads
+template <int kD>
+__host__ __device__ constexpr bool claims_across(int heads, int seq_k, int ctas) {
+  constexpr int kMode = kD == 64 ? KG_FA_CLAIM_ACROSS_D64 : KG_FA_CLAIM_ACROSS_D128;
+  return kMode == 1 ||
+         (kMode == 2 && (static_cast<int64_t>(heads) * seq_k * kD * 4 <= (int64_t{64} << 20) || 2 * heads <= ctas));
 }
 // KG_FA_DESC_STAGE's value in an instance (kPersist: whether it runs the persistent grid)
 template <int kD, bool kCausal, bool kPersist>
@@ -645,25 +732,31 @@ __host__ __device__ constexpr bool desc_stage() {
 // TMA store).
 // KG_FA_PERSISTENT_CAUSAL 3, KG_FA_PERSISTENT_NONCAUSAL_D128 3: a persistent instance staging its
 // output in the item's Q buffer
-template <int kD, bool kCausal, int kBlockN, bool kShort = false>
+template <int kD, bool kCausal, int kBlockN, int kVariant = kMain>
 __host__ __device__ constexpr bool o_in_q() {
-  return (kCausal ? persistent_causal<kD, kBlockN, kShort>() == 3 : kD == 128 && KG_FA_PERSISTENT_NONCAUSAL_D128 == 3) &&
+  return (kCausal ? persistent_causal<kD, kBlockN, kVariant>() == 3 : kD == 128 && KG_FA_PERSISTENT_NONCAUSAL_D128 == 3) &&
          !KG_FA_PERSISTENT;
 }
-template <int kD, bool kCausal, int kBlockN, bool kShort = false>
+template <int kD, bool kCausal, int kBlockN, int kVariant = kMain>
 __host__ __device__ constexpr bool persistent() {
-  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD, kBlockN, kShort>() != 0) ||
-         o_in_q<kD, kCausal, kBlockN, kShort>();
+  return KG_FA_PERSISTENT || (kCausal && persistent_causal<kD, kBlockN, kVariant>() != 0) ||
+         o_in_q<kD, kCausal, kBlockN, kVariant>();
 }
-template <int kD, bool kCausal, int kBlockN, bool kShort = false>
+template <int kD, bool kCausal, int kBlockN, int kVariant = kMain>
 __host__ __device__ constexpr bool own_o_buffer() {
-  return persistent<kD, kCausal, kBlockN, kShort>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal, kBlockN, kShort>();
+  return persistent<kD, kCausal, kBlockN, kVariant>() && KG_FA_TMA_STORE && !o_in_q<kD, kCausal, kBlockN, kVariant>();
 }
 // Q buffers of an instance: 2 in the causal ones under KG_FA_PERSISTENT_CAUSAL=2 or 3 (and the
 // non-causal D = 128 ones under KG_FA_PERSISTENT_NONCAUSAL_D128), else 1.
-template <int kD, bool kCausal, int kBlockN, bool kShort = false>
+template <int kD, bool kCausal, int kBlockN, int kVariant = kMain>
 __host__ __device__ constexpr int q_buffers() {
-  return (kCausal && persistent_causal<kD, kBlockN, kShort>() >= 2) || o_in_q<kD, kCausal, kBlockN, kShort>() ? 2 : 1;
+  return (kCausal && persistent_causal<kD, kBlockN, kVariant>() >= 2) || o_in_q<kD, kCausal, kBlockN, kVariant>() ? 2 : 1;
+}
+// Whether an instance's persistent grid takes its items in KG_FA_PERSISTENT_ORDER 2 (passed from the
+// producer through shared memory, claimed from a counter on the larger grids)
+template <int kD, bool kCausal, int kBlockN, int kVariant = kMain>
+__host__ __device__ constexpr bool dynamic_items() {
+  return kCausal && persistent<kD, kCausal, kBlockN, kVariant>() && persistent_order<kD, kVariant>() == 2;
 }
 // Keys per tile, the kernel's kBlockN: 128, or KG_FA_BLOCK_N / KG_FA_D64_BLOCK_N for the
 // non-causal D = 128 / D = 64 instances.
@@ -735,8 +828,10 @@ constexpr int kSmemLimit = 227 * 1024;  // the most dynamic shared memory a CTA 
 __device__ __forceinline__ uint32_t stage_of(int j) { return static_cast<uint32_t>(j) % kStages; }
 __device__ __forceinline__ uint32_t phase_of(int j) { return (static_cast<uint32_t>(j) / kStages) & 1; }
 
-// kPersist, kOwnO, kQBufs: the instance's persistent(), own_o_buffer() and q_buffers()
-template <int kD, int kBlockN, int kWGs, bool kPSmem, int kRowSum, bool kPersist, bool kOwnO, int kQBufs>
+// kPersist, kOwnO, kQBufs, kDynamic: the instance's persistent(), own_o_buffer(), q_buffers() and
+// dynamic_items()
+template <int kD, int kBlockN, int kWGs, bool kPSmem, int kRowSum, bool kPersist, bool kOwnO, int kQBufs,
+          bool kDynamic>
 struct Layout {
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "kBlockN: whole 16-key k-steps of P V, at most 256 TMA box rows");
   static constexpr int kBlockM = 64 * kWGs;  // query rows per CTA
@@ -769,8 +864,8 @@ struct Layout {
   // alignment slack, buffers, barriers (Q full, the rings' 4 x kStages, Q empty when persistent;
   // a second Q empty and Q full with two Q buffers)
   static constexpr int kBarCount = 1 + 4 * kStages + (kPersist ? 1 : 0) + 2 * (kQBufs - 1);
-  // KG_FA_PERSISTENT_ORDER 2: after the barriers, the item of each Q buffer (two ints)
-  static constexpr int kSmemBytes = 1024 + kBars + kBarCount * 8 + (persistent_order<kD>() == 2 && kPersist ? 8 : 0);
+  // KG_FA_PERSISTENT_ORDER 2 (kDynamic): after the barriers, the item of each Q buffer (two ints)
+  static constexpr int kSmemBytes = 1024 + kBars + kBarCount * 8 + (kDynamic ? 8 : 0);
   // D = 128: 1 KB + Q 32 KB + 2 x kStages x 32 KB, so 2 or 3 stages (kBlockN 176: 44 KB tiles,
   // 2 stages, 209 KB); D = 64: up to 6 (kBlockN 192: 24 KB tiles, up to 4; 121 KB with 2; with
   // KG_FA_D64_P_SMEM 72 KB of P more: 2 stages, 193 KB).
@@ -802,8 +897,8 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
-// kShort: the causal D = 128 instance of KG_FA_CAUSAL_SHORT_KEYS_D128 (128-key tiles on the persistent grid)
-template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN, bool kShort = false>
+// kVariant: the instance's Variant (kShort, kPerItem: see there)
+template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN, int kVariant = kMain>
 __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                     const __grid_constant__ CUtensorMap v_map,
@@ -814,15 +909,15 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
                     unsigned int* __restrict__ claims) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
-  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN, kShort>();
-  constexpr bool kOwnO = own_o_buffer<kD, kCausal, kBlockN, kShort>();
-  constexpr int kQBufs = q_buffers<kD, kCausal, kBlockN, kShort>();
-  constexpr bool kOInQ = o_in_q<kD, kCausal, kBlockN, kShort>();
+  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN, kVariant>();
+  constexpr bool kOwnO = own_o_buffer<kD, kCausal, kBlockN, kVariant>();
+  constexpr int kQBufs = q_buffers<kD, kCausal, kBlockN, kVariant>();
+  constexpr bool kOInQ = o_in_q<kD, kCausal, kBlockN, kVariant>();
   constexpr bool kDescStage = desc_stage<kD, kCausal, kPersistent>();
-  constexpr int kOrder = kCausal ? persistent_order<kD>() : 0;  // KG_FA_PERSISTENT_ORDER's (causal grids only)
-  using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs>;
+  constexpr int kOrder = kCausal ? persistent_order<kD, kVariant>() : 0;  // KG_FA_PERSISTENT_ORDER's (causal grids only)
+  constexpr bool kDynamic = dynamic_items<kD, kCausal, kBlockN, kVariant>();
+  using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs, kDynamic>;
   constexpr int kBlockM = L::kBlockM;
-  constexpr bool kDynamic = kPersistent && kOrder == 2;
   constexpr int kConsumerWarps = 4 * kWGs;  // one arrival each on an empty barrier
   constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
   constexpr int kORegs = kD / 2;
@@ -858,8 +953,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   auto take_item = [&](int item) {
     if constexpr (kDynamic) {
       // KG_FA_PERSISTENT_ORDER 2: without a counter (a grid of at most four items per CTA), the
-      // query blocks heaviest first across all the heads; with one, head after head
-      const bool across = claims == nullptr;
+      // query blocks heaviest first across all the heads; with one, head after head or across as
+      // KG_FA_CLAIM_ACROSS picks
+      const bool across = claims == nullptr || claims_across<kD>(heads, seq_k, static_cast<int>(gridDim.x));
       const int block = across ? item / heads : item % n_m;
       m0 = (n_m - 1 - block) * kBlockM;
       bh = across ? item % heads : item / n_m;
@@ -1525,18 +1621,84 @@ bool short_tiles_pay(int seq_q, int seq_k, int block_m) {
   return 100 * causal_tile_keys(seq_q, seq_k, block_m, 128) <= 94 * causal_tile_keys(seq_q, seq_k, block_m, 160);
 }
 
+// The snake's busiest CTA over the mean CTA (KG_FA_PERSISTENT_ORDER 1 on a persistent causal grid
+// of `ctas` CTAs over `heads` heads of n_m query blocks, block_m rows and block_n-key tiles): items
+// in head order, each head's blocks heaviest first, an item costing its key tiles and 0.3 of a
+// tile more (its start and end; the model of runs 191-193, which it matched within 4-8 %). CTAs
+// alike modulo n_m take the same blocks in every whole round, so the sums run over at most n_m
+// classes: min(ctas, n_m) x the rounds additions, a few microseconds at the headline.
+double snake_imbalance(int seq_q, int seq_k, int heads, int ctas, int block_m, int block_n) {
+  const int n_m = (seq_q + block_m - 1) / block_m;
+  const int64_t items = static_cast<int64_t>(n_m) * heads;
+  if (ctas <= 0 || items <= 0) return 1.0;
+  // cost[p]: the item at position p of its head (p = item % n_m), its query block n_m - 1 - p
+  std::vector<double> cost(static_cast<size_t>(n_m));
+  for (int p = 0; p < n_m; ++p) {
+    const int64_t m0 = static_cast<int64_t>(n_m - 1 - p) * block_m;
+    const int64_t keys = seq_k < m0 + block_m ? seq_k : m0 + block_m;
+    cost[static_cast<size_t>(p)] = static_cast<double>((keys + block_n - 1) / block_n) + 0.3;
+  }
+  auto at = [&](int64_t item) { return cost[static_cast<size_t>(item % n_m)]; };
+  // Whole rounds in pairs: in pair k CTA c takes items 2k ctas + c and 2k ctas + 2 ctas - 1 - c,
+  // whose positions repeat with k every `period` pairs (2 ctas x period a multiple of n_m)
+  const int64_t rounds = items / ctas;  // whole rounds; then items % ctas in the last
+  const int64_t pairs = rounds / 2;
+  int64_t g = n_m, b = (2 * static_cast<int64_t>(ctas)) % n_m;
+  while (b != 0) {
+    const int64_t t = g % b;
+    g = b;
+    b = t;
+  }
+  const int64_t period = n_m / g;
+  const int classes = ctas < n_m ? ctas : n_m;
+  double total = 0.0, busiest = 0.0;
+  std::vector<double> per_class(static_cast<size_t>(classes));
+  for (int c = 0; c < classes; ++c) {
+    double cycle = 0.0, head = 0.0;  // a whole period's pairs, and the first pairs % period
+    for (int64_t k = 0; k < period; ++k) {
+      const int64_t first = 2 * k * ctas;
+      const double pair = at(first + c) + at(first + 2 * static_cast<int64_t>(ctas) - 1 - c);
+      cycle += pair;
+      if (k < pairs % period) head += pair;
+    }
+    double t = static_cast<double>(pairs / period) * cycle + head;
+    if (rounds % 2 == 1) t += at(2 * pairs * ctas + c);  // a last whole round of its own
+    per_class[static_cast<size_t>(c)] = t;
+  }
+  for (int c = 0; c < ctas; ++c) {  // CTAs alike modulo n_m, but for the last round's items
+    double t = per_class[static_cast<size_t>(c % classes)];
+    const int64_t last = rounds * ctas + ((rounds & 1) ? ctas - 1 - c : c);
+    if (last < items) t += at(last);
+    total += t;
+    busiest = t > busiest ? t : busiest;
+  }
+  return busiest * ctas / total;
+}
+
 // kBlockN: the instance's keys per tile (block_n(), or another for the causal D = 128 calls below);
-// kShort: the fa_wgmma_kernel's; sms: the device's SMs (the persistent grid's CTAs)
-template <typename T, int kD, bool kCausal, int kBlockN = block_n<kD, kCausal>(), bool kShort = false>
+// Whether an instance has a twin computing its last key tile 64 keys wide (KG_FA_NARROW_LAST)
+template <int kD, bool kCausal, int kBlockN, bool kPersistent>
+constexpr bool narrow_last_builds() {
+  return KG_FA_NARROW_LAST && !kCausal && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() && !kPersistent;
+}
+// Whether a call takes that twin: more than one tile, the last of at most 64 keys (1 to block_n)
+bool narrow_last(int seq_k, int block_n) {
+  const int last_keys = seq_k - (seq_k - 1) / block_n * block_n;
+  return seq_k > block_n && last_keys <= 64;
+}
+
+// kVariant: the fa_wgmma_kernel's; sms: the device's SMs (the persistent grid's CTAs)
+template <typename T, int kD, bool kCausal, int kBlockN = block_n<kD, kCausal>(), int kVariant = kMain>
 cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
                    int heads, int seq_q, int seq_k, float scale, cudaStream_t stream, int sms) {
   CUtensorMap q_map;
   CUtensorMap k_map;
   CUtensorMap v_map;
   constexpr int kWGs = consumer_wgs<kD>();
-  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN, kShort>();
+  constexpr bool kPersistent = persistent<kD, kCausal, kBlockN, kVariant>();
+  constexpr bool kDynamic = dynamic_items<kD, kCausal, kBlockN, kVariant>();
   using L = Layout<kD, kBlockN, kWGs, p_in_smem<kD, kCausal>(), row_sum_mode<kD>(), kPersistent,
-                   own_o_buffer<kD, kCausal, kBlockN, kShort>(), q_buffers<kD, kCausal, kBlockN, kShort>()>;
+                   own_o_buffer<kD, kCausal, kBlockN, kVariant>(), q_buffers<kD, kCausal, kBlockN, kVariant>(), kDynamic>;
   constexpr int kBlockM = L::kBlockM;
   constexpr int kCluster = cluster_m<kCausal>();
   const int bh = batch * heads;
@@ -1557,14 +1719,11 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
 #define KG_FA_MAPS q_map, k_map, v_map
 #endif
   constexpr int kSmemBytes = L::kSmemBytes;
-  auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, kBlockN, kShort>;
+  auto kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, kBlockN, kVariant>;
   // (not in the persistent grid, whose narrow instances ptxas serialises: C7511)
   // (not causal: a causal item's last tile depends on its query block, KG_FA_NARROW_CAUSAL)
-  if constexpr (KG_FA_NARROW_LAST && !kCausal && kD == 128 && kBlockN > 128 && !p_in_smem<kD, kCausal>() &&
-                !kPersistent) {
-    // the last key tile's keys (1 to kBlockN), when there is more than one tile
-    const int last_keys = seq_k - (seq_k - 1) / kBlockN * kBlockN;
-    if (seq_k > kBlockN && last_keys <= 64) kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, 64>;
+  if constexpr (narrow_last_builds<kD, kCausal, kBlockN, kPersistent>()) {
+    if (narrow_last(seq_k, kBlockN)) kernel = fa_wgmma_kernel<T, kD, kCausal, kBlockN, kWGs, 64>;
   }
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (err != cudaSuccess) return err;
@@ -1590,15 +1749,16 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
       }
       return a;
     };
-    if (kCausal && persistent_order<kD>() == 0) {
+    if (kCausal && persistent_order<kD, kVariant>() == 0) {
       while (ctas > 1 && gcd(ctas, n_m) != 1) --ctas;
     }
     const dim3 grid(static_cast<unsigned>(ctas));
-    // KG_FA_PERSISTENT_ORDER 2: a grid of more than four items per CTA claims them from a counter
-    // of its own, in stream-ordered memory zeroed on the call's stream and freed after it (so calls
-    // on other streams, or replayed from CUDA graphs, never share it)
+    // KG_FA_PERSISTENT_ORDER 2: a grid of more than KG_FA_CLAIM_ITEMS_PER_CTA (4) items per CTA
+    // claims them from a counter of its own, in stream-ordered memory zeroed on the call's stream
+    // and freed after it (so calls on other streams, or replayed from CUDA graphs, never share it)
     unsigned int* claims = nullptr;
-    if (persistent_order<kD>() == 2 && kCausal && items > 4 * static_cast<int64_t>(ctas)) {
+    if (kDynamic &&
+        items > static_cast<int64_t>(KG_FA_CLAIM_ITEMS_PER_CTA) * ctas) {
       if ((err = cudaMallocAsync(reinterpret_cast<void**>(&claims), sizeof(unsigned int), stream)) != cudaSuccess) return err;
       if ((err = cudaMemsetAsync(claims, 0, sizeof(unsigned int), stream)) != cudaSuccess) {
         cudaFreeAsync(claims, stream);
@@ -1629,10 +1789,70 @@ cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const
   return cudaGetLastError();
 }
 
+// The sizes kg_attention_fa_wgmma takes (the grid's y and z, and batch x heads as an int)
+bool sizes_ok(int batch, int heads, int seq_q, int seq_k) {
+  return batch > 0 && heads > 0 && seq_q > 0 && seq_k > 0 && batch <= 65535 && heads <= 65535 &&
+         static_cast<int64_t>(batch) * heads <= INT32_MAX;
+}
+
+// The instance a call takes (dispatch() launches it; kg_fa_wgmma_instance() names it)
+enum Pick : int {
+  kPickD64,            // D = 64
+  kPickD64Causal,      // causal D = 64 (order KG_FA_PERSISTENT_ORDER_D64 where persistent)
+  kPickD64Snake,       // causal D = 64, the snake (kShort: KG_FA_D64_SNAKE_BLOCKS, _EVEN)
+  kPickD64PerItem,     // causal D = 64, a CTA per item (kPerItem: KG_FA_D64_CTA_PER_ITEM)
+  kPickD128,           // D = 128
+  kPickD128Causal,     // causal D = 128 on KG_FA_CAUSAL_BLOCK_N_D128's tiles
+  kPickD128Keys128,    // causal D = 128, at most 128 keys: the 128-key instance
+  kPickD128Cta,        // causal D = 128, a CTA per item on KG_FA_CAUSAL_CTA_BLOCK_N_D128's tiles
+  kPickD128Short,      // causal D = 128, the persistent grid on 128-key tiles (kShort)
+  kPickNone,           // no instance: a head dim other than 64 and 128
+};
+
+Pick pick_instance(int batch, int heads, int seq_q, int seq_k, int head_dim, bool causal, int sms) {
+  if (head_dim == 64) {
+    if (!causal) return kPickD64;
+    constexpr int kBlockM = 64 * consumer_wgs<64>();  // query rows of an item
+    const int n_m = (seq_q + kBlockM - 1) / kBlockM;
+    const int64_t items = static_cast<int64_t>(n_m) * batch * heads;
+    // KG_FA_D64_CTA_PER_ITEM: at most one item per SM, a CTA per item
+    if (KG_FA_D64_CTA_PER_ITEM != 0 && items <= sms) return kPickD64PerItem;
+    // KG_FA_D64_SNAKE_BLOCKS, KG_FA_D64_SNAKE_EVEN: the snake where its rounds come out even, or
+    // the items are short, on grids of more than four items per CTA
+    if (KG_FA_D64_SNAKE_BLOCKS > 0 && items > static_cast<int64_t>(KG_FA_CLAIM_ITEMS_PER_CTA) * sms &&
+        (n_m <= KG_FA_D64_SNAKE_BLOCKS || snake_imbalance(seq_q, seq_k, batch * heads, sms, kBlockM,
+                                                          block_n<64, true>()) <= 1.0 + KG_FA_D64_SNAKE_EVEN / 100.0)) {
+      return kPickD64Snake;
+    }
+    return kPickD64Causal;
+  }
+  if (head_dim != 128) return kPickNone;
+  if (!causal) return kPickD128;
+  constexpr int kBlockM = 64 * consumer_wgs<128>();  // query rows of an item
+  // KG_FA_CAUSAL_BLOCK_N_D128 wider than 128: a causal sequence of at most 128 keys takes the
+  // 128-key instance, whose one tile holds them all (a 192-key tile computed up to 64 more keys
+  // of zeros: the harness's pull request, run 154, read S = 77 25 % slower, 1.1 us a call)
+  if (block_n<128, true>() > 128 && seq_k <= 128) return kPickD128Keys128;
+  // The persistent causal grid (KG_FA_PERSISTENT_CAUSAL_D128) overlaps an item's start and end
+  // with the CTA's other items: a call of at most one item (query block of a head) per SM has
+  // none, and takes a CTA per item on KG_FA_CAUSAL_CTA_BLOCK_N_D128's tiles (the persistent grid
+  // ran B2 H3 S200 and S1000, 12 and 48 items, 2-10 % slower on H200s: runs 176-182)
+  if (KG_FA_CAUSAL_CTA_BLOCK_N_D128 != block_n<128, true>() &&
+      static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads <= sms) {
+    return kPickD128Cta;
+  }
+  // KG_FA_CAUSAL_SHORT_KEYS_D128: the persistent grid on 128-key tiles for the shorter sequences
+  if (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0 && seq_q <= KG_FA_CAUSAL_SHORT_KEYS_D128 &&
+      seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128 && short_tiles_pay(seq_q, seq_k, kBlockM)) {
+    return kPickD128Short;
+  }
+  return kPickD128Causal;
+}
+
 template <typename T>
 cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
                      int heads, int seq_q, int seq_k, int head_dim, bool causal, float scale, cudaStream_t stream) {
-  // the SMs, read once a call: the persistent grids' CTAs, and the D = 128 causal calls' choice below
+  // the SMs, read once a call: the persistent grids' CTAs, and pick_instance()'s choice
   int sms = 0;
   {
     int device = 0;
@@ -1640,41 +1860,70 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess) return err;
   }
-  if (head_dim == 64) {
-    return causal ? launch<T, 64, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms)
-                  : launch<T, 64, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
-  }
-  if (head_dim == 128) {
-    constexpr int kBlockM = 64 * consumer_wgs<128>();  // query rows of an item
-    // KG_FA_CAUSAL_BLOCK_N_D128 wider than 128: a causal sequence of at most 128 keys takes the
-    // 128-key instance, whose one tile holds them all (a 192-key tile computed up to 64 more keys
-    // of zeros: the harness's pull request, run 154, read S = 77 25 % slower, 1.1 us a call)
-    if (causal && block_n<128, true>() > 128 && seq_k <= 128) {
-      return launch<T, 128, true, 128>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
-    }
-    // The persistent causal grid (KG_FA_PERSISTENT_CAUSAL_D128) overlaps an item's start and end
-    // with the CTA's other items: a call of at most one item (query block of a head) per SM has
-    // none, and takes a CTA per item on KG_FA_CAUSAL_CTA_BLOCK_N_D128's tiles (the persistent grid
-    // ran B2 H3 S200 and S1000, 12 and 48 items, 2-10 % slower on H200s: runs 176-182)
-    if constexpr (KG_FA_CAUSAL_CTA_BLOCK_N_D128 != block_n<128, true>()) {
-      if (causal) {
-        if (static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads <= sms) {
-          return launch<T, 128, true, KG_FA_CAUSAL_CTA_BLOCK_N_D128>(type, q, k, v, out, batch, heads, seq_q, seq_k,
-                                                                     scale, stream, sms);
-        }
+#define KG_FA_ARGS type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms
+  switch (pick_instance(batch, heads, seq_q, seq_k, head_dim, causal, sms)) {
+    case kPickD64:
+      return launch<T, 64, false>(KG_FA_ARGS);
+    case kPickD64Causal:
+      return launch<T, 64, true>(KG_FA_ARGS);
+    case kPickD64Snake:
+      if constexpr (KG_FA_D64_SNAKE_BLOCKS > 0) return launch<T, 64, true, block_n<64, true>(), kShort>(KG_FA_ARGS);
+      break;
+    case kPickD64PerItem:
+      if constexpr (KG_FA_D64_CTA_PER_ITEM != 0) return launch<T, 64, true, block_n<64, true>(), kPerItem>(KG_FA_ARGS);
+      break;
+    case kPickD128:
+      return launch<T, 128, false>(KG_FA_ARGS);
+    case kPickD128Causal:
+      return launch<T, 128, true>(KG_FA_ARGS);
+    case kPickD128Keys128:
+      if constexpr (block_n<128, true>() > 128) return launch<T, 128, true, 128>(KG_FA_ARGS);
+      break;
+    case kPickD128Cta:
+      if constexpr (KG_FA_CAUSAL_CTA_BLOCK_N_D128 != block_n<128, true>()) {
+        return launch<T, 128, true, KG_FA_CAUSAL_CTA_BLOCK_N_D128>(KG_FA_ARGS);
       }
-    }
-    // KG_FA_CAUSAL_SHORT_KEYS_D128: the persistent grid on 128-key tiles for the shorter sequences
-    if constexpr (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0) {
-      if (causal && seq_q <= KG_FA_CAUSAL_SHORT_KEYS_D128 && seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128 &&
-          short_tiles_pay(seq_q, seq_k, kBlockM)) {
-        return launch<T, 128, true, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
-      }
-    }
-    return causal ? launch<T, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms)
-                  : launch<T, 128, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream, sms);
+      break;
+    case kPickD128Short:
+      if constexpr (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0) return launch<T, 128, true, 128, kShort>(KG_FA_ARGS);
+      break;
+    case kPickNone:
+      break;
   }
+#undef KG_FA_ARGS
   return cudaErrorInvalidValue;
+}
+
+// pick_instance()'s choice as scripts/fa-experiment.py labels the instance, without the dtype:
+// "D128 causal N160", "D64 causal snake", "D128 N176 last64"
+std::string instance_name(Pick pick, int seq_k) {
+  auto tile = [](int n) { return n == 128 ? std::string() : " N" + std::to_string(n); };
+  switch (pick) {
+    case kPickD64:
+      return "D64" + tile(block_n<64, false>());
+    case kPickD64Causal:
+      return "D64 causal" + tile(block_n<64, true>());
+    case kPickD64Snake:
+      return "D64 causal" + tile(block_n<64, true>()) + " snake";
+    case kPickD64PerItem:
+      return "D64 causal" + tile(block_n<64, true>()) + " per item";
+    case kPickD128: {
+      constexpr int kN = block_n<128, false>();
+      const bool narrow = narrow_last_builds<128, false, kN, persistent<128, false, kN>()>() && narrow_last(seq_k, kN);
+      return "D128" + tile(kN) + (narrow ? " last64" : "");
+    }
+    case kPickD128Causal:
+      return "D128 causal" + tile(block_n<128, true>());
+    case kPickD128Keys128:
+      return "D128 causal";
+    case kPickD128Cta:
+      return "D128 causal" + tile(KG_FA_CAUSAL_CTA_BLOCK_N_D128);
+    case kPickD128Short:
+      return "D128 causal persistent";
+    case kPickNone:
+      break;
+  }
+  return "";
 }
 
 }  // namespace
@@ -1686,8 +1935,7 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
 extern "C" int kg_attention_fa_wgmma(const void* q, const void* k, const void* v, void* out, int batch, int heads,
                                      int seq_q, int seq_k, int head_dim, int dtype, int causal, float scale,
                                      void* stream) {
-  if (batch <= 0 || heads <= 0 || seq_q <= 0 || seq_k <= 0 || batch > 65535 || heads > 65535 ||
-      static_cast<int64_t>(batch) * heads > INT32_MAX || reinterpret_cast<uintptr_t>(q) % 16 != 0 ||
+  if (!sizes_ok(batch, heads, seq_q, seq_k) || reinterpret_cast<uintptr_t>(q) % 16 != 0 ||
       reinterpret_cast<uintptr_t>(k) % 16 != 0 || reinterpret_cast<uintptr_t>(v) % 16 != 0) {
     return cudaErrorInvalidValue;
   }
@@ -1705,3 +1953,21 @@ extern "C" int kg_attention_fa_wgmma(const void* q, const void* k, const void* v
 
 // Name of a cudaError_t returned by the entry above, for the Python wrapper's messages.
 extern "C" const char* kg_cuda_error_name(int code) { return cudaGetErrorName(static_cast<cudaError_t>(code)); }
+
+// The instance kg_attention_fa_wgmma would launch for a call of these sizes on a device of `sms`
+// SMs, as scripts/fa-experiment.py labels it without the dtype ("D128 causal N160", "D64 causal
+// snake"), copied into name (at most name_len bytes, the NUL included). Host code only: needs no
+// GPU. Returns 0, or cudaErrorInvalidValue (the sizes kg_attention_fa_wgmma refuses, sms < 1, or a
+// name_len too short).
+extern "C" int kg_fa_wgmma_instance(int batch, int heads, int seq_q, int seq_k, int head_dim, int causal, int sms,
+                                    char* name, int name_len) {
+  if (!sizes_ok(batch, heads, seq_q, seq_k) || sms < 1 || name == nullptr) {
+    return cudaErrorInvalidValue;
+  }
+  const Pick pick = pick_instance(batch, heads, seq_q, seq_k, head_dim, causal != 0, sms);
+  const std::string label = instance_name(pick, seq_k);
+  if (pick == kPickNone || name_len < static_cast<int>(label.size()) + 1) return cudaErrorInvalidValue;
+  label.copy(name, label.size());
+  name[label.size()] = '\0';
+  return cudaSuccess;
+}
