@@ -1976,3 +1976,33 @@ def test_the_snake_keeps_the_calls_whose_rounds_come_out_within_4_percent():
     assert instances[(2, 3, 77)]["base"] == "D64 causal per item"
     # where base took the snake, the old default's code: level with it
     assert all(abs(g[(dt, *s, 64)]["base"] - 1) < 0.003 for s in ((16, 96, 4096), (2, 48, 4096), (8, 32, 1536)) for dt in ("fp16", "bf16"))
+
+
+def test_the_committed_causal_d64_choice_and_its_push_on_an_h200():
+    """Run 195 (an H200, the twenty-second session, one call): the harness's push on commit 1e5c41b
+    (20 instances): 216 PASS, 1 skipped, nothing failed; then the committed rule (base) against the
+    old default (old) at the shapes of runs 193-194: faster where it takes order 2 or a CTA per
+    item, level where it keeps the snake (the old default's code). None of it an H100's figure."""
+    import gzip
+
+    push = os.path.join(REPO, "test", "fixtures", "recorded", "push-h200-run195")
+    with open(os.path.join(push, "verdict.json")) as f:
+        assert json.load(f)["counts"] == {"failed": 0, "drift": 0, "slower": 0, "faster": 0, "ambiguous": 0, "new": 216, "missing": 0}
+    with gzip.open(os.path.join(push, "results.json.gz")) as f:
+        res = json.load(f)
+    assert res["environment"]["gpu"]["name"] == "NVIDIA H200"
+    assert [c["correctness"]["status"] for c in res["cases"] if c.get("correctness")].count("PASS") == 216
+    att = {(c["variant"], c["case"]): c["timing"]["median_ms"] for c in res["cases"] if c["kernel"] == "attention" and c.get("timing")}
+    ratio = {case: att[("sdpa_default", case)] / ms for (v, case), ms in att.items() if v == "cuda_fa_wgmma"}
+    head = "dtype={},B=16,H=96,S=4096,D=64,causal=true"
+    assert [round(ratio[head.format(dt)], 3) for dt in ("fp16", "bf16")] == [1.118, 1.129]
+    doc = checked_h200_run(195, "1653724000223", ["base", "old"])
+    g = shape_gains(195, "1653724000223", ["base", "old"], ref="old")
+    by = lambda B, H, S: [g[(dt, B, H, S, 64)]["base"] for dt in ("fp16", "bf16")]  # noqa: E731
+    assert all(0.60 < v < 0.62 for v in by(1, 16, 16384)) and all(0.79 < v < 0.81 for v in by(1, 32, 8192))
+    assert all(0.96 < v < 0.97 for v in by(4, 96, 8192)) and all(0.71 < v < 0.73 for v in by(4, 16, 1280))
+    assert all(0.98 < v < 0.99 for v in by(4, 32, 2048)) and all(0.96 < v < 0.975 for v in by(2, 3, 77))
+    snake = [(16, 96, 4096), (16, 16, 1280), (8, 16, 4096), (2, 48, 4096)]
+    assert all(abs(v - 1) < 0.003 for s in snake for v in by(*s))
+    instances = {tuple(c["params"][k] for k in ("B", "H", "S")): c["instances"]["base"] for c in doc["cases"]}
+    assert all(instances[s] == "D64 causal snake" for s in snake) and instances[(1, 16, 16384)] == "D64 causal"
