@@ -245,13 +245,19 @@ def find_cuobjdump():
 # variant (fa_wgmma.cu's Variant; a bool kShort in the builds before the twenty-second session) as
 # VARIANT_LABEL names it
 INSTANCE = re.compile(
-    r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E(?:Li\d+E(?:Li(\d+)E(?:L[bi]([012])E)?)?)?)?"
+    r"fa_wgmma_kernelI(6__half|13__nv_bfloat16)Li(\d+)ELb([01])E(?:Li(\d+)E(?:Li\d+E(?:Li(\d+)E(?:L[bi](\d)E)?)?)?)?"
 )
-# (head dim, variant) -> the label's last word: kShort is the causal D128 instance of
-# KG_FA_CAUSAL_SHORT_KEYS_D128 (128-key tiles on the persistent grid) and the causal D64 one of
-# KG_FA_D64_SNAKE_BLOCKS (the persistent grid in the snake's order); kPerItem the causal D64 one of
-# KG_FA_D64_CTA_PER_ITEM (a CTA per item)
-VARIANT_LABEL = {("128", "1"): " persistent", ("64", "1"): " snake", ("64", "2"): " per item"}
+# (head dim, variant bits) -> the label's last words: kShort (1) is the causal D128 instance of
+# KG_FA_CAUSAL_SHORT_KEYS_D128 (128-key tiles on the persistent grid), kPerItem (2) the causal D64
+# one of KG_FA_D64_CTA_PER_ITEM (a CTA per item), kSnake (4) the persistent grid in the snake's
+# order (KG_FA_D64_SNAKE_BLOCKS, KG_FA_D128_SNAKE_ITEMS)
+VARIANT_LABEL = {
+    ("128", "1"): " persistent",
+    ("128", "4"): " snake",
+    ("128", "5"): " persistent snake",
+    ("64", "2"): " per item",
+    ("64", "4"): " snake",
+}
 DTYPE_OF = {"6__half": "fp16", "13__nv_bfloat16": "bf16"}
 
 

@@ -274,10 +274,18 @@ def test_the_library_names_the_instance_a_call_takes(libraries):
     assert fa_instance(lib, 1, 16, 16384, 64, True, sms=86) == "D64 causal snake"  # 86 blocks on 86 CTAs: even
     assert fa_instance(lib, 2, 3, 77, 64, False) == "D64"
     # D128 (the twenty-first session's choices): at most 128 keys, at most one item (128 rows) per
-    # SM, the shorter sequences where 128-key tiles pay, else the persistent grid's 160-key tiles
+    # SM, the shorter sequences where 128-key tiles pay, else the persistent grid's 160-key tiles;
+    # on either, the snake (the twenty-second session) at more than 4 and at most 32 items per CTA
+    # where its busiest CTA is within 5 % of the mean
     assert fa_instance(lib, 2, 3, 77, 128, True) == "D128 causal"
     assert fa_instance(lib, 2, 3, 1000, 128, True) == "D128 causal N192"
-    assert fa_instance(lib, 16, 32, 256, 128, True) == "D128 causal persistent"
+    assert fa_instance(lib, 2, 16, 1024, 128, True) == "D128 causal persistent"  # 256 items: no counter
+    assert fa_instance(lib, 16, 32, 256, 128, True) == "D128 causal persistent snake"  # 7.8 per CTA
+    assert fa_instance(lib, 32, 32, 512, 128, True) == "D128 causal persistent snake"  # 31
+    assert fa_instance(lib, 4, 16, 2048, 128, True) == "D128 causal N160 snake"  # 7.8
+    assert fa_instance(lib, 8, 32, 2048, 128, True) == "D128 causal N160 snake"  # 31, the snake 1.040x
+    assert fa_instance(lib, 12, 32, 2048, 128, True) == "D128 causal N160"  # 46.5
+    assert fa_instance(lib, 1, 16, 16384, 128, True) == "D128 causal N160"  # 15.5, the snake 1.54x
     assert fa_instance(lib, 16, 96, 4096, 128, True) == "D128 causal N160"
     # not causal: 176-key tiles, the last one 64 keys wide where it holds at most 64 (4096 = 23 x 176 + 48)
     assert fa_instance(lib, 16, 96, 4096, 128, False) == "D128 N176 last64"

@@ -402,7 +402,7 @@ static_assert(KG_FA_CLAIM_ITEMS_PER_CTA >= 0, "KG_FA_CLAIM_ITEMS_PER_CTA: 0 or m
 // KG_FA_D64_SNAKE_BLOCKS K > 0: causal D = 64 calls of more than KG_FA_CLAIM_ITEMS_PER_CTA items
 // per SM whose heads have at most K query blocks (192 rows each), or whose snake's busiest CTA
 // would take at most KG_FA_D64_SNAKE_EVEN % more key tiles than the mean, take the persistent grid
-// in the snake's order (an instance of its own, kShort, named "snake" by scripts/fa-experiment.py).
+// in the snake's order (an instance of its own, kSnake, named "snake" by scripts/fa-experiment.py).
 // 8 and 4 by default with order 2: at 2.7-3.4 % over the mean (the last round's share, at 10-43
 // rounds) order 2 was 0.4-4.7 % slower (run 194: B8 H32 S4096, B4 H32 S3072, B16 H16 S3584, B4 H32
 // S6144, B8 H32 S2304, B8 H32 S1792, B8 H16 S4096), at 4.1 % (B4 H96 S8192) 3.5 % faster.
@@ -416,6 +416,28 @@ static_assert(KG_FA_CLAIM_ITEMS_PER_CTA >= 0, "KG_FA_CLAIM_ITEMS_PER_CTA: 0 or m
 #endif
 #ifndef KG_FA_D64_CTA_PER_ITEM
 #define KG_FA_D64_CTA_PER_ITEM (KG_FA_PERSISTENT_CAUSAL_D64 != 0 ? 1 : 0)
+#endif
+// Causal D = 128 beside order 2 (the persistent grid's 160-key tiles, and the short sequences'
+// 128-key ones): its counter hands the items out head after head, which leaves the last CTAs
+// uneven where each has few items (the model: 1.13x the mean at B8 H16 S1024); the snake's rounds
+// are even there. Measured on H200s (runs 196-197, the harness's regime; order 2's time over the
+// snake's, both tiles): at 7.8 items per CTA 1.10-1.13 (B8 H16 S1024, B16 H32 S256, B4 H16 S2048,
+// B2 H16 S4096, B32 H16 S256), at 15.5 1.02-1.05 (B8 H32 S1024, B4 H32 S2048, B2 H32 S4096, B1 H32
+// S8192), at 23 1.04-1.05 (B64 H16 S384), at 31 1.00-1.03 (B8 H32 S2048, B4 H32 S4096, B2 H32
+// S8192, B8 H16 S4096, B16 H32 S1024, B32 H32 S512), at 46.5 1.01 (B12 H32 S2048), at 62 level
+// (B8 H32 S4096), at 186 and 372 0.99 (B4 H96 S8192, the headline); where the snake's busiest CTA
+// is 1.54x the mean (B1 H16 S16384, 15.5 items per CTA) 0.70.
+// KG_FA_D128_SNAKE_ITEMS K > 0: causal D = 128 calls of more than KG_FA_CLAIM_ITEMS_PER_CTA and at
+// most K items per CTA whose snake puts the busiest CTA within KG_FA_D128_SNAKE_EVEN % of the mean
+// (snake_imbalance(): 1.031-1.040 on the shapes above) take the persistent grid in the snake's
+// order (instances of their own, kSnake: "N160 snake" and "persistent snake" in
+// scripts/fa-experiment.py's labels). 32 and 5 by default beside the 160-key persistent grid.
+#ifndef KG_FA_D128_SNAKE_ITEMS
+#define KG_FA_D128_SNAKE_ITEMS \
+  (KG_FA_PERSISTENT_CAUSAL_D128 != 0 && KG_FA_PERSISTENT_ORDER_D128 == 2 && KG_FA_CAUSAL_BLOCK_N_D128 == 160 ? 32 : 0)
+#endif
+#ifndef KG_FA_D128_SNAKE_EVEN
+#define KG_FA_D128_SNAKE_EVEN 5
 #endif
 static_assert(KG_FA_CLAIM_ACROSS_D64 >= 0 && KG_FA_CLAIM_ACROSS_D64 <= 2 && KG_FA_CLAIM_ACROSS_D128 >= 0 &&
                   KG_FA_CLAIM_ACROSS_D128 <= 2,
@@ -688,27 +710,33 @@ static_assert(KG_FA_D64_SNAKE_BLOCKS >= 0 &&
                   (KG_FA_D64_SNAKE_BLOCKS == 0 || (KG_FA_PERSISTENT_CAUSAL_D64 != 0 && KG_FA_PERSISTENT_ORDER_D64 == 2)),
               "KG_FA_D64_SNAKE_BLOCKS needs the persistent causal D64 grid in order 2 (KG_FA_PERSISTENT_ORDER_D64=2)");
 static_assert(KG_FA_D64_SNAKE_EVEN >= 0, "KG_FA_D64_SNAKE_EVEN: a percentage, 0 or more");
+static_assert(KG_FA_D128_SNAKE_EVEN >= 0, "KG_FA_D128_SNAKE_EVEN: a percentage, 0 or more");
+static_assert(KG_FA_D128_SNAKE_ITEMS >= 0 && (KG_FA_D128_SNAKE_ITEMS == 0 || (KG_FA_PERSISTENT_CAUSAL_D128 != 0 &&
+                                                                              KG_FA_PERSISTENT_ORDER_D128 == 2)),
+              "KG_FA_D128_SNAKE_ITEMS needs the persistent causal D128 grid in order 2 (KG_FA_PERSISTENT_ORDER_D128=2)");
 static_assert(KG_FA_D64_CTA_PER_ITEM == 0 || (KG_FA_D64_CTA_PER_ITEM == 1 && KG_FA_PERSISTENT_CAUSAL_D64 != 0),
               "KG_FA_D64_CTA_PER_ITEM: 0, or 1 with the persistent causal D64 grid (KG_FA_PERSISTENT_CAUSAL_D64)");
-// An instance's variant (the kernel's and launch()'s kVariant), beside its head dim and key tile:
-// kMain; kShort, the shorter sequences' (causal D = 128: the persistent grid on 128-key tiles,
-// KG_FA_CAUSAL_SHORT_KEYS_D128; causal D = 64: the persistent grid in the snake's order,
-// KG_FA_D64_SNAKE_BLOCKS); kPerItem, a CTA per item (causal D = 64: KG_FA_D64_CTA_PER_ITEM).
-enum Variant : int { kMain = 0, kShort = 1, kPerItem = 2 };
+// An instance's variant (the kernel's and launch()'s kVariant, bits), beside its head dim and key
+// tile: kMain (none); kShort, the shorter sequences' 128-key tiles on the persistent grid (causal
+// D = 128: KG_FA_CAUSAL_SHORT_KEYS_D128); kPerItem, a CTA per item (causal D = 64:
+// KG_FA_D64_CTA_PER_ITEM); kSnake, the persistent grid in the snake's order where the head dim's
+// order is 2 (causal D = 64: KG_FA_D64_SNAKE_BLOCKS; causal D = 128: KG_FA_D128_SNAKE_ITEMS, with
+// or without kShort).
+enum Variant : int { kMain = 0, kShort = 1, kPerItem = 2, kSnake = 4 };
 // KG_FA_PERSISTENT_CAUSAL's value for the causal instances of head dim kD and kBlockN keys per
 // tile: at D = 128 only the instance of KG_FA_CAUSAL_BLOCK_N_D128 keys and the kShort one
 // (KG_FA_CAUSAL_SHORT_KEYS_D128's 128-key tiles) run the persistent grid (the 128-key one of the
 // sequences of at most 128 keys and KG_FA_CAUSAL_CTA_BLOCK_N_D128's take a CTA per item)
 template <int kD, int kBlockN, int kVariant = kMain>
 __host__ __device__ constexpr int persistent_causal() {
-  return kD == 64 ? (kVariant == kPerItem ? 0 : KG_FA_PERSISTENT_CAUSAL_D64)
-         : kBlockN == KG_FA_CAUSAL_BLOCK_N_D128 || kVariant == kShort ? KG_FA_PERSISTENT_CAUSAL_D128
+  return kD == 64 ? ((kVariant & kPerItem) != 0 ? 0 : KG_FA_PERSISTENT_CAUSAL_D64)
+         : kBlockN == KG_FA_CAUSAL_BLOCK_N_D128 || (kVariant & kShort) != 0 ? KG_FA_PERSISTENT_CAUSAL_D128
                                                                        : 0;
 }
-// KG_FA_PERSISTENT_ORDER's value for the instances of head dim kD (the D = 64 kShort one: the snake)
+// KG_FA_PERSISTENT_ORDER's value for the instances of head dim kD (the kSnake ones: the snake)
 template <int kD, int kVariant = kMain>
 __host__ __device__ constexpr int persistent_order() {
-  return kD == 64 ? (kVariant == kShort ? 1 : KG_FA_PERSISTENT_ORDER_D64) : KG_FA_PERSISTENT_ORDER_D128;
+  return (kVariant & kSnake) != 0 ? 1 : kD == 64 ? KG_FA_PERSISTENT_ORDER_D64 : KG_FA_PERSISTENT_ORDER_D128;
 }
 // KG_FA_CLAIM_ACROSS's choice for a grid of `ctas` CTAs over `heads` (batch x heads) of seq_k keys
 // that claims its items from a counter: whether they come heaviest first across the heads
@@ -897,7 +925,7 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, 
   for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
 }
 
-// kVariant: the instance's Variant (kShort, kPerItem: see there)
+// kVariant: the instance's Variant bits (kShort, kPerItem, kSnake: see there)
 template <typename T, int kD, bool kCausal, int kBlockN, int kWGs, int kLastN = kBlockN, int kVariant = kMain>
 __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
@@ -1799,13 +1827,15 @@ bool sizes_ok(int batch, int heads, int seq_q, int seq_k) {
 enum Pick : int {
   kPickD64,            // D = 64
   kPickD64Causal,      // causal D = 64 (order KG_FA_PERSISTENT_ORDER_D64 where persistent)
-  kPickD64Snake,       // causal D = 64, the snake (kShort: KG_FA_D64_SNAKE_BLOCKS, _EVEN)
+  kPickD64Snake,       // causal D = 64, the snake (kSnake: KG_FA_D64_SNAKE_BLOCKS, _EVEN)
   kPickD64PerItem,     // causal D = 64, a CTA per item (kPerItem: KG_FA_D64_CTA_PER_ITEM)
   kPickD128,           // D = 128
   kPickD128Causal,     // causal D = 128 on KG_FA_CAUSAL_BLOCK_N_D128's tiles
   kPickD128Keys128,    // causal D = 128, at most 128 keys: the 128-key instance
   kPickD128Cta,        // causal D = 128, a CTA per item on KG_FA_CAUSAL_CTA_BLOCK_N_D128's tiles
   kPickD128Short,      // causal D = 128, the persistent grid on 128-key tiles (kShort)
+  kPickD128Snake,      // causal D = 128, the persistent grid in the snake's order (kSnake: KG_FA_D128_SNAKE_ITEMS)
+  kPickD128ShortSnake, // the same on 128-key tiles (kShort | kSnake)
   kPickNone,           // no instance: a head dim other than 64 and 128
 };
 
@@ -1842,11 +1872,17 @@ Pick pick_instance(int batch, int heads, int seq_q, int seq_k, int head_dim, boo
     return kPickD128Cta;
   }
   // KG_FA_CAUSAL_SHORT_KEYS_D128: the persistent grid on 128-key tiles for the shorter sequences
-  if (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0 && seq_q <= KG_FA_CAUSAL_SHORT_KEYS_D128 &&
-      seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128 && short_tiles_pay(seq_q, seq_k, kBlockM)) {
-    return kPickD128Short;
-  }
-  return kPickD128Causal;
+  const bool short_tiles = KG_FA_CAUSAL_SHORT_KEYS_D128 > 0 && seq_q <= KG_FA_CAUSAL_SHORT_KEYS_D128 &&
+                           seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128 && short_tiles_pay(seq_q, seq_k, kBlockM);
+  // KG_FA_D128_SNAKE_ITEMS, KG_FA_D128_SNAKE_EVEN: the snake on grids of more than four and at
+  // most that many items per CTA where its rounds come out even enough
+  const int64_t items = static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads;
+  const bool snake = KG_FA_D128_SNAKE_ITEMS > 0 && items > static_cast<int64_t>(KG_FA_CLAIM_ITEMS_PER_CTA) * sms &&
+                     items <= static_cast<int64_t>(KG_FA_D128_SNAKE_ITEMS) * sms &&
+                     snake_imbalance(seq_q, seq_k, batch * heads, sms, kBlockM,
+                                     short_tiles ? 128 : block_n<128, true>()) <= 1.0 + KG_FA_D128_SNAKE_EVEN / 100.0;
+  if (short_tiles) return snake ? kPickD128ShortSnake : kPickD128Short;
+  return snake ? kPickD128Snake : kPickD128Causal;
 }
 
 template <typename T>
@@ -1867,7 +1903,7 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
     case kPickD64Causal:
       return launch<T, 64, true>(KG_FA_ARGS);
     case kPickD64Snake:
-      if constexpr (KG_FA_D64_SNAKE_BLOCKS > 0) return launch<T, 64, true, block_n<64, true>(), kShort>(KG_FA_ARGS);
+      if constexpr (KG_FA_D64_SNAKE_BLOCKS > 0) return launch<T, 64, true, block_n<64, true>(), kSnake>(KG_FA_ARGS);
       break;
     case kPickD64PerItem:
       if constexpr (KG_FA_D64_CTA_PER_ITEM != 0) return launch<T, 64, true, block_n<64, true>(), kPerItem>(KG_FA_ARGS);
@@ -1886,6 +1922,14 @@ cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, con
       break;
     case kPickD128Short:
       if constexpr (KG_FA_CAUSAL_SHORT_KEYS_D128 > 0) return launch<T, 128, true, 128, kShort>(KG_FA_ARGS);
+      break;
+    case kPickD128Snake:
+      if constexpr (KG_FA_D128_SNAKE_ITEMS > 0) return launch<T, 128, true, block_n<128, true>(), kSnake>(KG_FA_ARGS);
+      break;
+    case kPickD128ShortSnake:
+      if constexpr (KG_FA_D128_SNAKE_ITEMS > 0 && KG_FA_CAUSAL_SHORT_KEYS_D128 > 0) {
+        return launch<T, 128, true, 128, kShort | kSnake>(KG_FA_ARGS);
+      }
       break;
     case kPickNone:
       break;
@@ -1920,6 +1964,10 @@ std::string instance_name(Pick pick, int seq_k) {
       return "D128 causal" + tile(KG_FA_CAUSAL_CTA_BLOCK_N_D128);
     case kPickD128Short:
       return "D128 causal persistent";
+    case kPickD128Snake:
+      return "D128 causal" + tile(block_n<128, true>()) + " snake";
+    case kPickD128ShortSnake:
+      return "D128 causal persistent snake";
     case kPickNone:
       break;
   }
