@@ -1793,6 +1793,20 @@ def test_the_persistent_grid_does_not_pay_without_the_mask():
     assert all(0.90 < g[(dt, 2, s, 128)]["pnc160"] < 0.96 for dt in dts for s in (177, 1000))
 
 
+def clean_h200_push(run):
+    """A recorded harness push on an H200 (push-h200-runN): its verdict judged all 216 cases new
+    (no baseline), none failed; its results."""
+    import gzip
+
+    push = os.path.join(REPO, "test", "fixtures", "recorded", f"push-h200-run{run}")
+    with open(os.path.join(push, "verdict.json")) as f:
+        assert json.load(f)["counts"] == {"failed": 0, "drift": 0, "slower": 0, "faster": 0, "ambiguous": 0, "new": 216, "missing": 0}
+    with gzip.open(os.path.join(push, "results.json.gz")) as f:
+        res = json.load(f)
+    assert res["environment"]["gpu"]["name"] == "NVIDIA H200"
+    return res
+
+
 def shape_gains(run, serial, builds, ref="base"):
     """An H200 run's builds, checked on every case, and {(dtype, B, H, S, D): {build: the build's
     median over ref's}} (above 1: slower than ref) on its causal cases (a shape timed twice keeps its
@@ -1842,14 +1856,7 @@ def test_the_persistent_causal_d128_grid_on_160_key_tiles_is_the_default_on_h200
     assert all(1.066 < base_over_sdpa[(dt, 32, 32, 512, 128)] < 1.072 for dt in ("fp16", "bf16"))
     assert all(1.118 < base_over_sdpa[(dt, 16, 32, 256, 128)] < 1.129 for dt in ("fp16", "bf16"))
     # run 185: the push on commit a531749
-    push = os.path.join(REPO, "test", "fixtures", "recorded", "push-h200-run185")
-    with open(os.path.join(push, "verdict.json")) as f:
-        assert json.load(f)["counts"] == {"failed": 0, "drift": 0, "slower": 0, "faster": 0, "ambiguous": 0, "new": 216, "missing": 0}
-    import gzip
-
-    with gzip.open(os.path.join(push, "results.json.gz")) as f:
-        res = json.load(f)
-    assert res["environment"]["gpu"]["name"] == "NVIDIA H200"
+    res = clean_h200_push(185)
     att = {(c["variant"], c["case"]): c for c in res["cases"] if c["kernel"] == "attention"}
     assert all(c["correctness"]["status"] == "PASS" for (v, _), c in att.items() if v == "cuda_fa_wgmma")
     ratio = {
@@ -1862,11 +1869,7 @@ def test_the_persistent_causal_d128_grid_on_160_key_tiles_is_the_default_on_h200
     # run 190, the push on commit b4919ea (the short sequences' 128-key tiles too) on another H200:
     # nothing failed; fp16 D128 causal 1.079x, with our median where run 185 had it and SDPA's 2.2 %
     # faster than there
-    push = os.path.join(REPO, "test", "fixtures", "recorded", "push-h200-run190")
-    with open(os.path.join(push, "verdict.json")) as f:
-        assert json.load(f)["counts"] == {"failed": 0, "drift": 0, "slower": 0, "faster": 0, "ambiguous": 0, "new": 216, "missing": 0}
-    with gzip.open(os.path.join(push, "results.json.gz")) as f:
-        res190 = json.load(f)
+    res190 = clean_h200_push(190)
     head = "dtype=fp16,B=16,H=96,S=4096,D=128,causal=true"
     med = {
         (run, c["variant"]): c["timing"]["median_ms"]
@@ -1995,14 +1998,7 @@ def test_the_committed_causal_d64_choice_and_its_push_on_an_h200():
     (20 instances): 216 PASS, 1 skipped, nothing failed; then the committed rule (base) against the
     old default (old) at the shapes of runs 193-194: faster where it takes order 2 or a CTA per
     item, level where it keeps the snake (the old default's code). None of it an H100's figure."""
-    import gzip
-
-    push = os.path.join(REPO, "test", "fixtures", "recorded", "push-h200-run195")
-    with open(os.path.join(push, "verdict.json")) as f:
-        assert json.load(f)["counts"] == {"failed": 0, "drift": 0, "slower": 0, "faster": 0, "ambiguous": 0, "new": 216, "missing": 0}
-    with gzip.open(os.path.join(push, "results.json.gz")) as f:
-        res = json.load(f)
-    assert res["environment"]["gpu"]["name"] == "NVIDIA H200"
+    res = clean_h200_push(195)
     assert [c["correctness"]["status"] for c in res["cases"] if c.get("correctness")].count("PASS") == 216
     att = {(c["variant"], c["case"]): c["timing"]["median_ms"] for c in res["cases"] if c["kernel"] == "attention" and c.get("timing")}
     ratio = {case: att[("sdpa_default", case)] / ms for (v, case), ms in att.items() if v == "cuda_fa_wgmma"}
