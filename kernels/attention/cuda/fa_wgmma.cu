@@ -1867,16 +1867,13 @@ Pick pick_instance(int batch, int heads, int seq_q, int seq_k, int head_dim, boo
   // with the CTA's other items: a call of at most one item (query block of a head) per SM has
   // none, and takes a CTA per item on KG_FA_CAUSAL_CTA_BLOCK_N_D128's tiles (the persistent grid
   // ran B2 H3 S200 and S1000, 12 and 48 items, 2-10 % slower on H200s: runs 176-182)
-  if (KG_FA_CAUSAL_CTA_BLOCK_N_D128 != block_n<128, true>() &&
-      static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads <= sms) {
-    return kPickD128Cta;
-  }
+  const int64_t items = static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads;
+  if (KG_FA_CAUSAL_CTA_BLOCK_N_D128 != block_n<128, true>() && items <= sms) return kPickD128Cta;
   // KG_FA_CAUSAL_SHORT_KEYS_D128: the persistent grid on 128-key tiles for the shorter sequences
   const bool short_tiles = KG_FA_CAUSAL_SHORT_KEYS_D128 > 0 && seq_q <= KG_FA_CAUSAL_SHORT_KEYS_D128 &&
                            seq_k <= KG_FA_CAUSAL_SHORT_KEYS_D128 && short_tiles_pay(seq_q, seq_k, kBlockM);
   // KG_FA_D128_SNAKE_ITEMS, KG_FA_D128_SNAKE_EVEN: the snake on grids of more than four and at
   // most that many items per CTA where its rounds come out even enough
-  const int64_t items = static_cast<int64_t>((seq_q + kBlockM - 1) / kBlockM) * batch * heads;
   const bool snake = KG_FA_D128_SNAKE_ITEMS > 0 && items > static_cast<int64_t>(KG_FA_CLAIM_ITEMS_PER_CTA) * sms &&
                      items <= static_cast<int64_t>(KG_FA_D128_SNAKE_ITEMS) * sms &&
                      snake_imbalance(seq_q, seq_k, batch * heads, sms, kBlockM,
