@@ -99,6 +99,17 @@ def parse_args(argv):
         help="a shape to check and time after the others (repeatable), e.g. B=4,H=96,S=8192: the headline's work in "
         "sequences twice as long, to tell a cost per CTA or item from a cost per key tile",
     )
+    p.add_argument(
+        "--settle",
+        type=int,
+        default=0,
+        metavar="K",
+        help="instead of the rounds: in each of --rounds repetitions, for every runner (in a shuffled order) and every "
+        "lead (cool: a spin of --lead-ms, little power; hot: cuBLAS GEMMs for as long, at the power cap), the lead then K "
+        "calls of the runner back to back, each timed: how long a call's time depends on what ran before it, and each "
+        "runner's time once that has passed (default 0: the rounds)",
+    )
+    p.add_argument("--lead-ms", type=float, default=60.0, help="--settle's leads: how long each lasts (default 60 ms)")
     add_run_arguments(p, "SDPA")
     args = p.parse_args(argv)
     read_builds(p, args)
@@ -414,6 +425,15 @@ def sm_clock_reader():
     return nvml.sm_clock_mhz if nvml.ok else None
 
 
+@functools.cache
+def power_reader():
+    """A callable that reads the board's power in W through NVML, or None; made once per process."""
+    from kernelgate_harness.environment import Nvml
+
+    nvml = Nvml(0)
+    return nvml.power_w if nvml.ok else None
+
+
 def round_orders(names, rounds, how, seed):
     """The runners' order in each of `rounds` rounds: `rotate` shifts the list by one per round, which
     keeps the cyclic order, so every runner follows the same predecessor in every round but the
@@ -501,6 +521,88 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
             timing[name]["sm_clock_trace"] = traces[name]
             timing[name]["median_sm_clock_mhz"] = statistics.median(mhz)
     return timing
+
+
+SETTLE_LEADS = ("cool", "hot")
+GEMM_N = 8192  # the hot lead's GEMM: fp16 8192^3, about 1.6 ms on an H100, at the power cap
+
+
+def settle_runners(torch, runners, inputs, out, args, what, power=None):
+    """--settle: in each of args.rounds repetitions, every (runner, lead) pair in a shuffled order
+    (seeded by `what`): the lead (cool: a spin of args.lead_ms at little power; hot: fp16 GEMMs for
+    as long, the power cap's load), then args.settle calls of the runner back to back, each between
+    its own events. {runner: {lead: [[ms of call 0, 1, ...] per repetition]}}, and NVML's power
+    (`power`, W) read as each sequence ends. A call's time after a cool lead against the same
+    runner's after a hot one says how much the time depends on what ran before it (the harness's
+    rounds put every variant behind every other one, some of them cool); the last calls are the
+    runner's time at its own steady power."""
+    a = torch.randn(GEMM_N, GEMM_N, device="cuda", dtype=torch.float16)
+    b = torch.randn(GEMM_N, GEMM_N, device="cuda", dtype=torch.float16)
+    c = torch.empty_like(a)
+    torch.matmul(a, b, out=c)
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        torch.matmul(a, b, out=c)
+    stop.record()
+    stop.synchronize()
+    gemms = max(1, math.ceil(args.lead_ms / (start.elapsed_time(stop) / 5)))
+    spin = int(args.lead_ms * SPIN_CYCLES_PER_MS)
+    fns = dict(runners)
+    for name, fn in runners:  # warm: clocks settle as power reaches its cap
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < args.warmup_s:
+            fn(inputs, out)
+            done = torch.cuda.Event()
+            done.record()
+            wait(torch, done, f"{what}: {name} warm-up")
+    pairs = [(name, lead) for name, _ in runners for lead in SETTLE_LEADS]
+    rng = random.Random(what)
+    result = {name: {lead: [] for lead in SETTLE_LEADS} for name, _ in runners}
+    watts = {name: {lead: [] for lead in SETTLE_LEADS} for name, _ in runners}
+    for r in range(args.rounds):
+        for name, lead in rng.sample(pairs, len(pairs)):
+            if lead == "cool":
+                torch.cuda._sleep(spin)
+            else:
+                for _ in range(gemms):
+                    torch.matmul(a, b, out=c)
+            events = [torch.cuda.Event(enable_timing=True) for _ in range(args.settle + 1)]
+            events[0].record()
+            for k in range(args.settle):
+                fns[name](inputs, out)
+                events[k + 1].record()
+            wait(torch, events[-1], f"{what}: {name} after {lead}, repetition {r}")
+            if power is not None:
+                watts[name][lead].append(power())
+            result[name][lead].append([events[k].elapsed_time(events[k + 1]) for k in range(args.settle)])
+    del a, b, c
+    doc = {"calls": args.settle, "lead_ms": args.lead_ms, "hot_lead_gemms": gemms, "runners": result}
+    if power is not None:
+        doc["power_w_at_end"] = watts
+    return doc
+
+
+def settle_summary(doc):
+    """{runner: {lead: [median ms of call k over the repetitions]}} and each runner's steady time:
+    the median of its calls in the second half of every sequence, both leads."""
+    per_call, steady = {}, {}
+    for name, leads in doc["runners"].items():
+        per_call[name] = {lead: [statistics.median(seq[k] for seq in seqs) for k in range(doc["calls"])] for lead, seqs in leads.items() if seqs}
+        tail = [seq[k] for seqs in leads.values() for seq in seqs for k in range(doc["calls"] // 2, doc["calls"])]
+        steady[name] = statistics.median(tail) if tail else None
+    return per_call, steady
+
+
+def print_settle(cid, doc, reference="sdpa_default"):
+    per_call, steady = settle_summary(doc)
+    for name, leads in per_call.items():
+        for lead, ms in leads.items():
+            print(f"{cid}: {name:<14} after {lead:<4} " + " ".join(f"{x:7.3f}" for x in ms), flush=True)
+    ref = steady.get(reference)
+    for name, ms in steady.items():
+        if ms and ref:
+            print(f"{cid}: {name:<14} steady {ms:9.4f} ms {ref / ms:6.3f}x {reference}", flush=True)
 
 
 PROBE_SOURCE = REPO / "scripts" / "clock_probe.cu"
@@ -711,6 +813,9 @@ def run_case(torch, case, builds, manifest, args, failures):
         # the headline shape only: the tails are checked, not profiled
         if all(params[k] == v for k, v in HEADLINE.items()):
             record["profiled"] = profile_runners(torch, runners, inputs, out, cid)
+    elif args.settle and any(name == "sdpa_default" for name, _ in runners):
+        record["settle"] = settle_runners(torch, runners, inputs, out, args, cid, power_reader())
+        print_settle(cid, record["settle"])
     elif any(name == "sdpa_default" for name, _ in runners):
         record["timing"] = time_runners(torch, runners, inputs, out, args, cid)
         ref_ms = record["timing"]["sdpa_default"]["median_ms"]
