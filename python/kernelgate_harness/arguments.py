@@ -3,8 +3,6 @@
 import argparse
 import re
 
-SETTLE_MAX_MS = 2000.0  # --settle-ms's most: two seconds of untimed calls before every sample
-
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     description = "Verify and time every kernel under --kernels; write kernelgate/results@1 JSON."
@@ -37,12 +35,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help=(
         "what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU "
         "spin (default), an untimed sample of the same variant, or nothing"
-    ))
-    p.add_argument("--settle-ms", type=float, default=0.0, help=(
-        "before each timed sample of a case timed by events (not a graph's: the microsecond cases), about this many ms of untimed calls of the "
-        "same variant, so that the sample runs at the variant's own steady power and not in the transient its predecessor left (the power "
-        "cap's clock settles in 60-100 ms on an H200, docs/notes/kernel-gaps.md, the twenty-third session); the time cap counts the timed "
-        "samples only (default 0: off)"
     ))
     p.add_argument("--tune-cache", help=(
         "folder where the kernels' host-side tuners keep their choices between runs (keyed on the tuner's source, the case and the GPU; "
@@ -160,8 +152,6 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuses option values and combinations that cannot run (argparse's exit 2, its usage line)."""
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")
-    if not 0 <= args.settle_ms <= SETTLE_MAX_MS:
-        p.error(f"--settle-ms must be from 0 to {SETTLE_MAX_MS:g}, got {args.settle_ms:g}")
     if args.base_builds and not args.base_root:
         p.error("--base-builds needs --base-root (the base revision's checkout)")
     if args.identical and not args.base_root:

@@ -23,7 +23,6 @@ class Options:
     time_cap_s: float
     interleave: bool
     lead_in: str
-    settle_ms: float
     fault: str | None
     builds: list[dict[str, Any]]
     builds_file: str | None
@@ -54,7 +53,6 @@ class Options:
             time_cap_s=a.time_cap_s,
             interleave=not a.no_interleave,
             lead_in=a.lead_in,
-            settle_ms=a.settle_ms,
             fault=fault,
             builds=builds,
             builds_file=a.builds,

@@ -3,7 +3,6 @@ before a round's first sample, one sample of a variant (an event pair, or the wa
 CPU) and the rounds until each variant's stop rule says so. Driven by timing.Timer.bench for one
 revision, or by the parent's paired case (pwarm, psample) for two."""
 
-import math
 import time
 
 from .device import SPIN_CYCLES_PER_MS
@@ -60,10 +59,9 @@ class Sampler:
         t_start = time.perf_counter()
         rounds = 0
         while rounds < min_rounds or time.perf_counter() - t_start < seconds:
-            last = {}
             for v in names:
                 self.mark(v, "warm-up")
-                last[v] = self.sample_one(b, v, rounds)
+                self.sample_one(b, v, rounds)
             if cuda:
                 self.torch.cuda.synchronize()
             rounds += 1
@@ -76,27 +74,6 @@ class Sampler:
         spent_ms = (time.perf_counter() - t_start) * 1e3
         for v in names:
             b.warmup_ms[v] = b.warmup_ms.get(v, 0.0) + spent_ms
-        if cuda:
-            self.plan_settle(b, names, last)
-
-    def plan_settle(self, b, names, last):
-        """--settle-ms: how many untimed calls of each variant go before each of its timed samples
-        (b.settle), from its time in the warm-up's last round, fixed from then on. A variant timed
-        as a graph (the microsecond cases, far from the power cap) takes none. A sample that
-        follows another variant runs in the transient that one left: behind a kernel that kept the
-        GPU under its power cap it starts at a higher clock, behind one at the cap at a lower one,
-        and the cap's clock takes 60-100 ms of load to settle (H200, 2026-11-29: fp16 attention at
-        B16 H96 S4096 D128 read 18.95 ms as the first call after an idle GPU, 23.2 after cuBLAS at
-        the cap, 22.0 from the fourth call on after either)."""
-        settle_ms = float(self.opt.get("settle_ms") or 0.0)
-        if settle_ms <= 0:
-            return
-        for v in names:
-            t = last.get(v)
-            if v in b.graphs or t is None or v in b.settle:
-                continue
-            ms = t() if callable(t) else t
-            b.settle[v] = max(1, math.ceil(settle_ms / max(ms * self.calls_per_sample(b, v), 1e-3)))
 
     @staticmethod
     def calls_per_sample(b, v):
@@ -112,8 +89,6 @@ class Sampler:
             g, n = b.graphs[v]
             return self.time_one(g.replay, flush, per=n)
         k = r % b.n_sets
-        for _ in range(b.settle.get(v, 0)):  # --settle-ms: untimed, ahead of the sample's events
-            b.call(v, k)
         t0 = time.perf_counter()
         if v in b.batched:
             t = self.time_one(lambda: [b.call(v, k) for _ in range(b.batched[v])], flush, per=b.batched[v])
@@ -225,8 +200,7 @@ class Sampler:
             round_s = time.perf_counter() - t0
             total = sum(ms for ms, _, _ in got.values()) or 1.0
             for v, (ms, _, _) in got.items():
-                # a settled variant's untimed calls are not its samples' time: its timed calls are
-                spent[v] += ms * self.calls_per_sample(b, v) / 1e3 if b.settle.get(v) else round_s * ms / total
+                spent[v] += round_s * ms / total
                 if stop[v] is None:
                     s = b.samples[v]
                     kept, _, _, _ = drop_throttled(s["ms"], s["clk"], s["pw"])

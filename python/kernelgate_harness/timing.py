@@ -96,7 +96,6 @@ class Bench:
         self.__dict__.update(kw)
         self.outs, self.flush, self.samples = {}, None, {}
         self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms, self.spin_ms = {}, {}, {}, {}, {}, {}
-        self.settle = {}  # variant -> untimed calls before each timed sample (--settle-ms; Sampler.plan_settle)
         self.graph_out = {}
         self.graph_res = {}  # variant -> {buffer j: what the captured launch j returned}
         self.bad = {}  # variant -> the error that ended its timing (tampering, L2 persistence)
@@ -311,8 +310,7 @@ class Timer:
             base = f"events, {b.batched[v]} calls back to back, warm L2"
         else:
             base = "events"
-        settled = f", settled {self.opt['settle_ms']:g} ms" if b.settle.get(v) else ""
-        return base + ("+l2flush" if b.cold else "") + settled + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
+        return base + ("+l2flush" if b.cold else "") + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
 
     def l2_state(self, b, v):
         l2 = getattr(self, "l2", None)

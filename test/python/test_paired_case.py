@@ -190,7 +190,6 @@ class StubTimer(Sampler):
         self.device = "cuda"
         self.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
         self.sample_s = sample_s
-        self.opt = {}  # the run's options: none set (no --settle-ms)
         self.bench = types.SimpleNamespace(warmup_ms={}, graphs={"v": (None, launches)} if launches else {}, batched={})
         self.rounds = 0
 

@@ -71,7 +71,6 @@ class Bench:
         self.gpu = gpu
         self.cold, self.flush, self.graphs, self.batched, self.n_sets = False, None, {}, {}, 1
         self.spin_ms, self.host_ms, self.bad = dict.fromkeys(names, 0.1), {}, {}
-        self.settle = {}
         self.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
 
     def next_round(self, torch, r):

@@ -23,7 +23,6 @@ class Group:
     def __init__(self, names):
         self.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
         self.bad = {}
-        self.settle = {}  # --settle-ms's untimed calls (none here)
 
 
 def sampler(times, max_samples=300):
