@@ -36520,6 +36520,17 @@ var results_schema_default = {
           exclusiveMaximum: 1,
           description: "a history record's timing only: the confidence of [median_ci_lo_ms, median_ci_hi_ms], e.g. 0.95"
         },
+        balanced_ms: {
+          type: "number",
+          minimum: 1e-6,
+          maximum: 36e5,
+          description: "ms of one call, balanced over what the samples ran behind: the mean over the case's variants a sample followed in its round (and the round's lead-in) of the median of the kept samples behind each. At a power cap a sample reads what ran before it, so the samples of a case whose variants differ in power come in modes that the median falls between (docs/harness.md, samples round by round); the tiers compare this where both sides have it. Absent where the samples followed fewer than two (a variant timed alone, a paired run's arms)"
+        },
+        balanced_groups: {
+          type: "integer",
+          minimum: 2,
+          description: "how many predecessors balanced_ms weighs: the case's other variants and the lead-in, those the kept samples followed"
+        },
         n_samples: { type: "integer", minimum: 0 },
         n_discarded_throttled: { type: "integer", minimum: 0 },
         stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
@@ -41073,9 +41084,20 @@ var speedup = (g) => {
     status.problem = `the reference ${refName} has no timing for the headline case`;
     return void 0;
   }
-  const refMs = refCase.timing.median_ms;
+  const candBal = g.target.timing?.balanced_ms;
+  const refBal = refCase.timing.balanced_ms;
+  const balanced = candBal !== void 0 && refBal !== void 0;
+  const refMs = balanced ? refBal : refCase.timing.median_ms;
+  status.statistic = balanced ? "balanced" : "median";
+  if (balanced) {
+    g.medianMs = candBal;
+    status.medianMs = candBal;
+    const flops = g.target.work?.flops;
+    if (flops) status.tflops = flops / (candBal * 1e-3) / 1e12;
+  }
   status.referenceMedianMs = refMs;
-  status.referenceTflops = caseTflops(refCase);
+  const refFlops = refCase.work?.flops;
+  status.referenceTflops = balanced && refFlops ? refFlops / (refMs * 1e-3) / 1e12 : caseTflops(refCase);
   status.value = refMs / g.medianMs;
   if (status.referenceTflops !== void 0 && g.peak) {
     status.measuredReferencePctPeak = 100 * status.referenceTflops / g.peak;
@@ -46942,6 +46964,7 @@ function tierViews(input) {
       pinned: t.pinned,
       others: others.length ? others.join(", ") : void 0,
       metric: t.metric,
+      balanced: t.statistic === "balanced",
       headline: t.caseId ?? t.headline,
       value: valueText(t),
       medianMs: formatMs(t.medianMs),

@@ -317,6 +317,19 @@ describe('renderReport', () => {
     expect(full).not.toContain('unreachable');
   });
 
+  it('says when the tier compares balanced times', () => {
+    const run = load('aa-current.json');
+    for (const c of run.cases) {
+      if (c.case === 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false' && c.timing) {
+        c.timing.balanced_ms = c.variant === 'sdpa_default' ? 20 : 40;
+      }
+    }
+    const { full } = renderReport(input(run, baseline));
+    expect(full).toMatch(
+      /Now: \*\*0\.50×\*\* \(speedup, balanced over the samples' predecessors; 40\.0+ ms, [\d.]+ TFLOPS against sdpa\\_default at 20\.0+ ms\)/,
+    );
+  });
+
   it('says so when a rung needs more than the chip on this run', () => {
     const fast = load('aa-current.json');
     const ref = fast.cases.find(

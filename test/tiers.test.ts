@@ -171,6 +171,28 @@ describe('evaluateTiers over the fixture configuration', () => {
     expect(s?.passing.map((p) => p.variant)).toEqual(['cuda_fa2']);
   });
 
+  it('speedup: compares the balanced times where the candidate and the reference both carry one', () => {
+    const r = results('baseline.json');
+    const at = (v: string) => r.cases.find((c) => c.variant === v && c.case === HEADLINE);
+    const triton = at('triton_fa2');
+    const ref = at('sdpa_default');
+    if (!triton?.timing || !ref?.timing || !triton.work) throw new Error('fixture incomplete');
+    triton.timing.balanced_ms = 38;
+    ref.timing.balanced_ms = 22;
+    const s = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(s?.statistic).toBe('balanced');
+    expect([s?.medianMs, s?.referenceMedianMs]).toEqual([38, 22]);
+    expect(s?.value).toBeCloseTo(22 / 38, 9);
+    expect(s?.tflops).toBeCloseTo(triton.work.flops / 38e-3 / 1e12, 6);
+    expect(s?.next?.requiredMs).toBeCloseTo(22 / 0.9, 9);
+    expect(s?.speedupNeeded).toBeCloseTo(38 / (22 / 0.9), 9);
+    // one side without it (a run of one variant, a paired arm): both medians
+    delete ref.timing.balanced_ms;
+    const m = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(m?.statistic).toBe('median');
+    expect(m?.value).toBeCloseTo(21.748 / 39.5886, 3);
+  });
+
   it('says which candidates failed when none passed', () => {
     const r = results('baseline.json');
     for (const c of r.cases.filter((x) => x.kernel === 'attention' && x.case === HEADLINE)) {

@@ -151,9 +151,12 @@ class Sampler:
             l2.reset_lines()  # persisting lines back to normal, so the flushes evict them
         if order:
             self.lead_in(b, order[0], r)
-        for v in order:
+        for i, v in enumerate(order):
             self.mark(v, "bench")
             pending.append((v, self.sample_one(b, v, r)))
+            # the variant the sample ran behind ("" for the round's first, behind the lead-in): at
+            # the power cap a sample reads it (stats.balanced)
+            b.samples[v]["after"].append(order[i - 1] if i else "")
         nvml = self.nvml if self.nvml and self.nvml.ok else None
         read = []
         for v, t in pending:

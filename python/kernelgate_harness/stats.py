@@ -83,15 +83,44 @@ def summarize(samples_ms):
 THROTTLED_BELOW = 0.75
 
 
+def unthrottled(n_samples, clocks_mhz, threshold=THROTTLED_BELOW):
+    """The indices of the samples drop_throttled keeps: those taken at an SM clock of at least
+    `threshold` of the usual (median) clock; every one without a clock per sample."""
+    if not clocks_mhz or len(clocks_mhz) != n_samples:
+        return list(range(n_samples))
+    usual = quantile(sorted(clocks_mhz), 0.5)
+    return [i for i, c in enumerate(clocks_mhz) if c >= threshold * usual]
+
+
 def drop_throttled(samples_ms, clocks_mhz, power_w, threshold=THROTTLED_BELOW):
     """Discard samples taken at an SM clock under `threshold` of the usual (median) clock, as
     nvbench does. Returns (samples, clocks, power, n_discarded); no clocks means nothing dropped."""
     if not clocks_mhz or len(clocks_mhz) != len(samples_ms):
         return samples_ms, clocks_mhz, power_w, 0
-    usual = quantile(sorted(clocks_mhz), 0.5)
-    keep = [i for i, c in enumerate(clocks_mhz) if c >= threshold * usual]
+    keep = unthrottled(len(samples_ms), clocks_mhz, threshold)
     pick = lambda xs: [xs[i] for i in keep] if xs else xs  # noqa: E731
     return pick(samples_ms), pick(clocks_mhz), pick(power_w), len(samples_ms) - len(keep)
+
+
+def balanced(samples_ms, after, keep=None):
+    """(ms, groups): the mean over the variants a sample followed (`after`, one per sample, "" for
+    the round's lead-in) of the median of the samples behind each, over the indices `keep` (all
+    when None); None where the samples followed fewer than two. At the power cap a sample reads
+    what ran in the 100 ms before it (H200, 2026-11-29: fp16 attention B16 H96 S4096 D128 18.95
+    ms after an idle GPU, 23.2 ms after cuBLAS at the cap), so the samples of a case whose
+    variants differ in power come in modes, and their median falls between them wherever the
+    ranks put it: on five H200 pushes SDPA's default over ours read 0.997-1.027 by the medians and
+    1.040-1.043 by this estimate. The round orders' Williams design puts each variant behind each
+    other one equally often; weighing every predecessor once keeps that balance where the stop
+    rules end a cycle early, and a median per predecessor keeps one bad sample from moving it."""
+    idx = range(len(samples_ms)) if keep is None else keep
+    groups = {}
+    for i in idx:
+        if i < len(after):
+            groups.setdefault(after[i], []).append(samples_ms[i])
+    if len(groups) < 2:
+        return None
+    return sum(quantile(sorted(g), 0.5) for g in groups.values()) / len(groups), len(groups)
 
 
 # 99 % two-sided normal quantile: the paired stop rule decides at this confidence.

@@ -12,7 +12,7 @@ from .device import error_record
 from .graphs import CaptureFailed, unjoined_error
 from .l2 import l2_statement
 from .outputs import bits
-from .stats import drop_throttled, summarize
+from .stats import balanced, drop_throttled, summarize, unthrottled
 
 # A case whose roofline floor (its work at round chip rates) is below this is timed as a CUDA graph
 # of many launches, since one launch per event pair would measure the host's launch overhead (a
@@ -238,7 +238,7 @@ class Timer:
                 n_out -= n_out % n_sets
         b.outs = {v: [[self.module.output_like(x, params) for _ in range(n_out)] for x in sets] for v in names}
         b.flush = torch.empty(2 * self.l2_bytes, dtype=torch.uint8, device="cuda") if cold else None
-        b.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
+        b.samples = {v: {"ms": [], "clk": [], "pw": [], "after": []} for v in names}
         if use_graph:
             n = graph_launches(work)
             for v in names:
@@ -360,6 +360,9 @@ class Timer:
             if clk:
                 timing["sm_clock_mhz"] = clk
                 timing["power_w"] = pw
+            bal = balanced(s["ms"], s["after"], unthrottled(len(s["ms"]), s["clk"]))
+            if bal is not None:
+                timing["balanced_ms"], timing["balanced_groups"] = bal
             records[v]["timing"] = timing
             refuse_zero_time(records[v])
         self.finish(b)

@@ -29,6 +29,7 @@ export function tierViews(input: ReportInput): TierView[] {
       pinned: t.pinned,
       others: others.length ? others.join(', ') : undefined,
       metric: t.metric,
+      balanced: t.statistic === 'balanced',
       headline: t.caseId ?? t.headline,
       value: valueText(t),
       medianMs: formatMs(t.medianMs),

@@ -134,6 +134,7 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
       pinned: V,
       others: V,
       metric: V,
+      balanced: V,
       headline: V,
       value: V,
       medianMs: V,

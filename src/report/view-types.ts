@@ -213,6 +213,8 @@ export interface TierView {
   pinned: boolean;
   others: string | undefined;
   metric: TierMetric;
+  /** the speedup compares the balanced times (timing.balanced_ms), not the medians */
+  balanced: boolean;
   headline: string;
   value: string;
   medianMs: string;

@@ -541,6 +541,14 @@ export interface Timing {
    * a history record's timing only: the confidence of [median_ci_lo_ms, median_ci_hi_ms], e.g. 0.95
    */
   median_ci_confidence?: number;
+  /**
+   * ms of one call, balanced over what the samples ran behind: the mean over the case's variants a sample followed in its round (and the round's lead-in) of the median of the kept samples behind each. At a power cap a sample reads what ran before it, so the samples of a case whose variants differ in power come in modes that the median falls between (docs/harness.md, samples round by round); the tiers compare this where both sides have it. Absent where the samples followed fewer than two (a variant timed alone, a paired run's arms)
+   */
+  balanced_ms?: number;
+  /**
+   * how many predecessors balanced_ms weighs: the case's other variants and the lead-in, those the kept samples followed
+   */
+  balanced_groups?: number;
   n_samples: number;
   n_discarded_throttled?: number;
   stop_reason: 'converged' | 'time_cap' | 'max_samples';

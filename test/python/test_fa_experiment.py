@@ -2163,8 +2163,9 @@ def test_the_harness_headline_median_mixes_samples_behind_cool_and_hot_predecess
     the mask every sample of ours behind a cool predecessor (cuda_fa2, sdpa_efficient, sdpa_flash:
     slow kernels that leave the GPU under its power cap) reads 18.8-20.0 ms, every one behind
     cuDNN (sdpa_default, sdpa_cudnn) 20.8-23.3, on every machine apart: two modes, whose mix the median falls between, so
-    SDPA's default over ours read 0.997-1.027 by the medians and 1.032-1.041 by the means over whole
-    Williams cycles (every predecessor equally often). The harness's --settle-ms (100 ms of untimed
+    SDPA's default over ours read 0.997-1.027 by the medians, 1.032-1.041 by the means over whole
+    Williams cycles (every predecessor equally often) and 1.040-1.043 by the mean over the
+    predecessors of the median behind each (stats.balanced, the harness's balanced_ms since). The harness's --settle-ms (100 ms of untimed
     calls of the same variant before each sample; run 199, withdrawn) left SDPA's two names for the
     same cuDNN kernel 2.0 and 3.4 % apart on the two cases it reached in its 290 s."""
     import gzip
@@ -2174,18 +2175,26 @@ def test_the_harness_headline_median_mixes_samples_behind_cool_and_hot_predecess
     with gzip.open(os.path.join(fixtures, "harness-settle-h200-run199", "unsettled.results.json.gz")) as f:
         runs[199] = json.load(f)
     case = "dtype=fp16,B=16,H=96,S=4096,D=128,causal=false"
-    medians, means = {}, {}
+    from kernelgate_harness.stats import balanced
+
+    medians, means, bal = {}, {}, {}
     for r, res in runs.items():
         med = {c["variant"]: c["timing"]["median_ms"] for c in res["cases"] if c["case"] == case and c.get("timing")}
         mean, behind = williams_cycle_means(res, case)
         medians[r] = med["sdpa_default"] / med["cuda_fa_wgmma"]
         means[r] = mean["sdpa_default"] / mean["cuda_fa_wgmma"]
+        est = {v: balanced([ms for _, ms in x], [p or "" for p, _ in x]) for v, x in behind.items()}
+        assert all(groups == 8 for _, groups in est.values())
+        bal[r] = est["sdpa_default"][0] / est["cuda_fa_wgmma"][0]
         cool = [ms for p, ms in behind["cuda_fa_wgmma"] if p in ("cuda_fa2", "sdpa_efficient", "sdpa_flash")]
         hot = [ms for p, ms in behind["cuda_fa_wgmma"] if p in ("sdpa_default", "sdpa_cudnn")]
         assert len(cool) == 18 and len(hot) == 14 and max(cool) < min(hot), r
         assert 18.7 < min(cool) and max(cool) < 20.1 and 20.8 < min(hot) and max(hot) < 23.3, (r, cool, hot)
     assert {r: round(x, 3) for r, x in medians.items()} == {185: 1.027, 190: 1.005, 195: 1.006, 200: 1.006, 199: 0.997}
     assert {r: round(x, 3) for r, x in means.items()} == {185: 1.041, 190: 1.037, 195: 1.041, 200: 1.032, 199: 1.034}
+    # the harness's balanced estimate (stats.balanced, recorded as timing.balanced_ms since): the
+    # mean over the eight predecessors of the median behind each
+    assert {r: round(x, 3) for r, x in bal.items()} == {185: 1.042, 190: 1.043, 195: 1.041, 200: 1.04, 199: 1.04}
     with gzip.open(os.path.join(fixtures, "harness-settle-h200-run199", "settled.results.json.gz")) as f:
         settled = json.load(f)
     timed = {(c["case"], c["variant"]): c["timing"] for c in settled["cases"] if c.get("timing")}

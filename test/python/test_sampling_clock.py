@@ -71,7 +71,7 @@ class Bench:
         self.gpu = gpu
         self.cold, self.flush, self.graphs, self.batched, self.n_sets = False, None, {}, {}, 1
         self.spin_ms, self.host_ms, self.bad = dict.fromkeys(names, 0.1), {}, {}
-        self.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
+        self.samples = {v: {"ms": [], "clk": [], "pw": [], "after": []} for v in names}
 
     def next_round(self, torch, r):
         pass
@@ -108,6 +108,8 @@ def test_each_variant_gets_the_clock_and_power_it_ran_at():
     assert nvml.reads == [3, 6, 9]
     out = s.sample_round(b, ["c", "b", "a"], 1)
     assert {v: x[1] for v, x in out.items()} == {"c": 1650.0, "b": 1500.0, "a": 1800.0}
+    # what each sample ran behind ("" for the round's first, behind the lead-in): stats.balanced
+    assert {v: x["after"] for v, x in b.samples.items()} == {"a": ["b", "b"], "b": ["", "c"], "c": ["a", ""]}
 
 
 def test_without_nvml_the_host_does_not_wait_for_the_samples(monkeypatch):

@@ -57,3 +57,29 @@ def test_throttled_samples_are_dropped_and_counted():
 
 def test_no_clock_readings_drop_nothing():
     assert drop_throttled([1.0, 2.0], [], [], 0.75) == ([1.0, 2.0], [], [], 0)
+
+
+def test_balanced_weighs_each_predecessor_once_with_the_median_behind_it():
+    from kernelgate_harness.stats import balanced
+
+    # behind "cool" three fast samples, behind "hot" one slow one, behind the lead-in one: the
+    # median of all five reads the fast mode, the balanced estimate each context once
+    ms = [19.0, 19.1, 18.9, 22.0, 20.0]
+    after = ["cool", "cool", "cool", "hot", ""]
+    assert balanced(ms, after) == (pytest.approx((19.0 + 22.0 + 20.0) / 3), 3)
+    # a wild sample behind "cool" moves its group's median by a rank, not the estimate by its size
+    assert balanced([19.0, 19.1, 90.0, 22.0, 20.0], after) == (pytest.approx((19.1 + 22.0 + 20.0) / 3), 3)
+    # the kept indices only (drop_throttled's): without the lead-in's sample
+    assert balanced(ms, after, keep=[0, 1, 2, 3]) == (pytest.approx((19.0 + 22.0) / 2), 2)
+    # a variant timed alone follows one context: no estimate
+    assert balanced([1.0, 2.0], ["", ""]) is None
+    assert balanced([], []) is None
+
+
+def test_unthrottled_keeps_what_drop_throttled_keeps():
+    from kernelgate_harness.stats import drop_throttled, unthrottled
+
+    ms, clk, pw = [1.0, 2.0, 3.0, 4.0], [1800, 1000, 1790, 1810], [600, 600, 600, 600]
+    assert unthrottled(4, clk) == [0, 2, 3]
+    assert drop_throttled(ms, clk, pw)[0] == [ms[i] for i in unthrottled(4, clk)]
+    assert unthrottled(3, []) == [0, 1, 2]
