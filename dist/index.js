@@ -42249,8 +42249,10 @@ function caseTflops(c) {
   if (c.status !== "ok") return void 0;
   if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
   const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.flops / (medianMs * 1e-3) / 1e12;
+  return medianMs ? tflopsAt(c, medianMs) : void 0;
+}
+function tflopsAt(c, ms) {
+  return c.work ? c.work.flops / (ms * 1e-3) / 1e12 : void 0;
 }
 function caseGbps(c) {
   if (c.status !== "ok") return void 0;
@@ -42692,12 +42694,10 @@ var speedup = (g) => {
   if (balanced) {
     g.medianMs = candBal;
     status.medianMs = candBal;
-    const flops = g.target.work?.flops;
-    if (flops) status.tflops = flops / (candBal * 1e-3) / 1e12;
+    status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
   }
   status.referenceMedianMs = refMs;
-  const refFlops = refCase.work?.flops;
-  status.referenceTflops = balanced && refFlops ? refFlops / (refMs * 1e-3) / 1e12 : caseTflops(refCase);
+  status.referenceTflops = balanced ? tflopsAt(refCase, refMs) : caseTflops(refCase);
   status.value = refMs / g.medianMs;
   if (status.referenceTflops !== void 0 && g.peak) {
     status.measuredReferencePctPeak = 100 * status.referenceTflops / g.peak;

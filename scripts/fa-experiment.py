@@ -416,22 +416,23 @@ def check(torch, fn, inputs, out, tolerance, what):
 
 
 @functools.cache
+def nvml():
+    """The harness's environment.Nvml for device 0 when it reads (NVML and a CUDA device), else None;
+    made once per process."""
+    from kernelgate_harness.environment import Nvml
+
+    handle = Nvml(0)
+    return handle if handle.ok else None
+
+
 def sm_clock_reader():
-    """A callable that reads the SM clock in MHz through NVML (the harness's environment.Nvml, which
-    reads nothing without NVML or a CUDA device), or None; made once per process."""
-    from kernelgate_harness.environment import Nvml
-
-    nvml = Nvml(0)
-    return nvml.sm_clock_mhz if nvml.ok else None
+    """A callable that reads the SM clock in MHz through NVML, or None."""
+    return nvml().sm_clock_mhz if nvml() else None
 
 
-@functools.cache
 def power_reader():
-    """A callable that reads the board's power in W through NVML, or None; made once per process."""
-    from kernelgate_harness.environment import Nvml
-
-    nvml = Nvml(0)
-    return nvml.power_w if nvml.ok else None
+    """A callable that reads the board's power in W through NVML, or None."""
+    return nvml().power_w if nvml() else None
 
 
 def round_orders(names, rounds, how, seed):

@@ -45,8 +45,12 @@ export function caseTflops(c: CaseResult): number | undefined {
   if (c.status !== 'ok') return undefined;
   if (c.throughput?.tflops !== undefined) return c.throughput.tflops;
   const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return undefined;
-  return c.work.flops / (medianMs * 1e-3) / 1e12;
+  return medianMs ? tflopsAt(c, medianMs) : undefined;
+}
+
+/** The case's useful FLOPs over `ms` per call, in TFLOPS; undefined without a FLOP count. */
+export function tflopsAt(c: CaseResult, ms: number): number | undefined {
+  return c.work ? c.work.flops / (ms * 1e-3) / 1e12 : undefined;
 }
 
 export function caseGbps(c: CaseResult): number | undefined {

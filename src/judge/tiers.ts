@@ -10,7 +10,7 @@ import {
   type TierMetric,
 } from '../config/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
-import { caseDtype, caseTflops, findMeasurementErrors, peakTflops } from './throughput.js';
+import { caseDtype, caseTflops, findMeasurementErrors, peakTflops, tflopsAt } from './throughput.js';
 import { caseKey } from './verdicts.js';
 
 export interface TierMilestone {
@@ -258,13 +258,10 @@ const speedup: Metric = (g) => {
   if (balanced) {
     g.medianMs = candBal;
     status.medianMs = candBal;
-    const flops = g.target.work?.flops;
-    if (flops) status.tflops = flops / (candBal * 1e-3) / 1e12;
+    status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
   }
   status.referenceMedianMs = refMs;
-  const refFlops = refCase.work?.flops;
-  status.referenceTflops =
-    balanced && refFlops ? refFlops / (refMs * 1e-3) / 1e12 : caseTflops(refCase);
+  status.referenceTflops = balanced ? tflopsAt(refCase, refMs) : caseTflops(refCase);
   status.value = refMs / g.medianMs;
   if (status.referenceTflops !== undefined && g.peak) {
     status.measuredReferencePctPeak = (100 * status.referenceTflops) / g.peak;
