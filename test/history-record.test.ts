@@ -11,7 +11,9 @@ import {
   RecordError,
   serializeRecord,
 } from '../src/history/record.js';
+import { dashboardData } from '../src/history/dashboard-data.js';
 import { recordToResults } from '../src/history/record-results.js';
+import { evaluateTiers } from '../src/judge/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { loadResults, validateResults } from '../src/results/index.js';
 import { normalQuantile } from '../src/lib/index.js';
@@ -118,6 +120,51 @@ describe('history record', () => {
     expect(() => validateResults(extra, 'record.json')).toThrow(
       'record.json: cases[0].timing.median_ci_mid_ms (gemm/cublas op=matmul,dtype=bf16,M=8192,N=8192,K=8192) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, median_ci_lo_ms, median_ci_hi_ms, median_ci_confidence, balanced_ms, balanced_groups, n_samples, n_discarded_throttled, stop_reason, samples_span, warmup_ms, l2_flush, input_sets, l2_state)',
     );
+  });
+
+  it("keeps each case's balanced time, and its ratios and the dashboard's speedups read it", () => {
+    // An H200 push (run 202): at fp16 D128 the medians put ours behind SDPA's default (0.993),
+    // the balanced times 1.031 ahead; the record, the results it gives back and the dashboard
+    // read the balanced ones, as the tiers do.
+    const push = loadResults('test/fixtures/recorded/push-h200-run202/results.json.gz');
+    const own = loadConfig('.');
+    const record = buildRecord(push, { ...OPTIONS, references: { attention: 'sdpa_default' } });
+    const head = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+    const at = (v: string) => recordCases(record).find((c) => c.variant === v && c.case === head);
+    const full = (v: string) => push.cases.find((c) => c.variant === v && c.case === head)?.timing;
+    const [ours, sdpa] = [at('cuda_fa_wgmma'), at('sdpa_default')];
+    expect(ours?.balanced_ms).toBe(Number(full('cuda_fa_wgmma')?.balanced_ms?.toPrecision(5)));
+    expect(sdpa?.balanced_ms).toBe(Number(full('sdpa_default')?.balanced_ms?.toPrecision(5)));
+    expect((ours?.median_ms as number) / (sdpa?.median_ms as number)).toBeCloseTo(1 / 0.993, 3);
+    expect(ours?.ref_ratio).toBeCloseTo(1 / 1.031, 3);
+    // a case timed alone has none: its cell is empty
+    expect(
+      recordCases(record)
+        .filter((c) => c.status === 'ok' && c.balanced_ms === undefined)
+        .map((c) => c.variant),
+    ).toEqual(['cublas', 'cublas', 'torch_copy']);
+    const back = recordToResults(record);
+    const tier = (r: typeof push) => evaluateTiers(r, own).find((t) => t.kernel === 'attention');
+    expect(tier(back)?.statistic).toBe('balanced');
+    expect(tier(back)?.value).toBeCloseTo(tier(push)?.value as number, 4);
+    const data = dashboardData([record], { config: own });
+    const kernel = data.skus[0]?.kernels.find((k) => k.name === 'attention');
+    const ci = kernel?.cases.indexOf(head) as number;
+    expect(kernel?.series['cuda_fa_wgmma']?.[ci]?.sp[0]).toBeCloseTo(1.031, 3);
+    expect(kernel?.series['cuda_fa_wgmma']?.[ci]?.ms[0]).toBe(ours?.median_ms);
+    const row = data.skus[0]?.newest.find((r) => r[1] === 'cuda_fa_wgmma' && r[2] === head);
+    expect(row?.[8]).toBeCloseTo(1.031, 3);
+    // a record written before the column: the medians, as then
+    const old = parseRecord(
+      serializeRecord({
+        ...record,
+        fields: record.fields.slice(0, -1),
+        cases: record.cases.map((row) => row.slice(0, -1)),
+      }),
+    );
+    expect(
+      recordCases(old).find((c) => c.variant === 'cuda_fa_wgmma' && c.case === head)?.ref_ratio,
+    ).toBeCloseTo(1 / 0.993, 3);
   });
 
   it('says what is wrong with a file that is not a usable record', () => {

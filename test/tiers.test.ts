@@ -193,6 +193,66 @@ describe('evaluateTiers over the fixture configuration', () => {
     expect(m?.value).toBeCloseTo(21.748 / 39.5886, 3);
   });
 
+  it('picks the fastest candidate by the balanced times where every one carries them', () => {
+    const r = results('baseline.json');
+    const at = (v: string) => r.cases.find((c) => c.variant === v && c.case === HEADLINE);
+    const [triton, cuda, ref] = [at('triton_fa2'), at('cuda_fa2'), at('sdpa_default')];
+    if (!triton?.timing || !cuda?.timing || !ref?.timing) throw new Error('fixture incomplete');
+    // by the medians cuda_fa2 (30) leads triton_fa2 (39.6); balanced, triton_fa2 (29) leads (31)
+    cuda.timing.median_ms = 30;
+    triton.timing.balanced_ms = 29;
+    cuda.timing.balanced_ms = 31;
+    ref.timing.balanced_ms = 22;
+    const s = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(s?.variant).toBe('triton_fa2');
+    expect(s?.passing).toEqual([
+      { variant: 'triton_fa2', medianMs: 29 },
+      { variant: 'cuda_fa2', medianMs: 31 },
+    ]);
+    expect(s?.value).toBeCloseTo(22 / 29, 9);
+    // one candidate without it: every candidate by its median
+    delete triton.timing.balanced_ms;
+    const m = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(m?.variant).toBe('cuda_fa2');
+    expect(m?.passing.map((p) => p.medianMs)).toEqual([30, triton.timing.median_ms]);
+    expect(m?.statistic).toBe('balanced');
+    expect(m?.value).toBeCloseTo(22 / 31, 9);
+  });
+
+  it('an H200 push (run 202): both ladders graded on the balanced times the harness recorded', () => {
+    const own = loadConfig(join(import.meta.dirname, '..'));
+    const push = loadResults(
+      join(import.meta.dirname, 'fixtures/recorded/push-h200-run202/results.json.gz'),
+    );
+    const timing = (kernel: string, variant: string, caseId: string) => {
+      const t = push.cases.find(
+        (c) => c.kernel === kernel && c.variant === variant && c.case === caseId,
+      )?.timing;
+      if (t?.balanced_ms === undefined) throw new Error(`${variant} lacks balanced_ms`);
+      return t as typeof t & { balanced_ms: number };
+    };
+    const [att, bsr] = ['attention', 'bsr_gemm'].map((k) =>
+      evaluateTiers(push, own).find((t) => t.kernel === k),
+    );
+    const ours = timing('attention', 'cuda_fa_wgmma', HEADLINE);
+    const sdpa = timing('attention', 'sdpa_default', HEADLINE);
+    expect(att?.statistic).toBe('balanced');
+    expect([att?.medianMs, att?.referenceMedianMs]).toEqual([ours.balanced_ms, sdpa.balanced_ms]);
+    // the medians put ours behind SDPA's default (0.993); balanced over the predecessors, 1.031
+    expect(sdpa.median_ms / ours.median_ms).toBeCloseTo(0.993, 3);
+    expect(att?.value).toBeCloseTo(1.031, 3);
+    expect(att?.current?.grade).toBe('A');
+    const bsrCase = 'dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16';
+    const ws = timing('bsr_gemm', 'cuda_bsr_wgmma_ws', bsrCase);
+    const dense = timing('bsr_gemm', 'cublas_dense', bsrCase);
+    expect(bsr?.statistic).toBe('balanced');
+    expect(bsr?.variant).toBe('cuda_bsr_wgmma_ws');
+    expect(bsr?.wallClockRatio).toBeCloseTo(dense.balanced_ms / ws.balanced_ms, 9);
+    expect(bsr?.gemmTflops).toBeCloseTo((2 * 8192 ** 3) / (dense.balanced_ms * 1e-3) / 1e12, 6);
+    expect(bsr?.value).toBeCloseTo(0.827, 3);
+    expect(bsr?.current?.grade).toBe('B');
+  });
+
   it('says which candidates failed when none passed', () => {
     const r = results('baseline.json');
     for (const c of r.cases.filter((x) => x.kernel === 'attention' && x.case === HEADLINE)) {

@@ -8,7 +8,7 @@ import { relative } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { StoredAcceptance } from '../store/index.js';
 import { configReferences, fillVerdicts, thresholdPctOf } from './dashboard-verdicts.js';
-import { recordCases, type HistoryCase, type HistoryRecord } from './record.js';
+import { recordCases, refTimes, type HistoryCase, type HistoryRecord } from './record.js';
 
 /** Flags of a point: 1 SLOWER than its baseline, 2 FASTER, 3 a wrong result (or an error). */
 const FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 } as const;
@@ -34,7 +34,8 @@ export interface DashboardRun {
 export interface DashboardSeries {
   ms: Num[];
   tp: Num[];
-  /** the reference's median ÷ this median on the same case and run: > 1 is faster */
+  /** the reference's time ÷ this time on the same case and run (their balanced estimates where
+   * both carry one, else their medians: record.refTimes): > 1 is faster */
   sp: Num[];
   f: number[];
   /** the case's threshold, %, as the report judges it (at the newest median) */
@@ -112,6 +113,18 @@ function runsOf(list: HistoryRecord[], computed: Set<HistoryRecord>): DashboardR
   });
 }
 
+/** The reference's time ÷ this case's on the same case (record.refTimes: balanced where both
+ * carry it); null for the reference itself or without one. */
+function speedupOf(
+  c: HistoryCase,
+  refCase: Map<string, HistoryCase>,
+  reference: string | undefined,
+): Num {
+  const ref = refCase.get(`${c.kernel}/${c.case}`);
+  const times = ref && c.variant !== reference ? refTimes(c, ref) : undefined;
+  return times ? r4(times[1] / times[0]) : null;
+}
+
 /** A point's flag: a wrong result or an error first, then SLOWER, then FASTER. */
 function flagOf(c: HistoryCase): number {
   const wrong = c.status === 'fail' || c.status === 'error' || c.status === 'timeout';
@@ -158,11 +171,10 @@ function seriesOf(list: HistoryRecord[], configured: Record<string, string>): Bu
   });
   list.forEach((record, runIndex) => {
     const cases = recordCases(record);
-    const refMs = new Map<string, number>();
+    const refCase = new Map<string, HistoryCase>();
     for (const c of cases) {
       const ref = configured[c.kernel] ?? record.references[c.kernel];
-      if (ref === c.variant && c.median_ms !== undefined)
-        refMs.set(`${c.kernel}/${c.case}`, c.median_ms);
+      if (ref === c.variant && c.median_ms !== undefined) refCase.set(`${c.kernel}/${c.case}`, c);
     }
     for (const c of cases) {
       const k = kernelOf(
@@ -187,10 +199,7 @@ function seriesOf(list: HistoryRecord[], configured: Record<string, string>): Bu
       const s = ((k.series[c.variant] ??= {})[ci] ??= empty());
       s.ms[runIndex] = r4(c.median_ms);
       s.tp[runIndex] = r4((w?.[0] ?? 0) > 0 ? c.tflops : c.gbps);
-      const ref = refMs.get(`${c.kernel}/${c.case}`);
-      if (ref !== undefined && c.median_ms && c.variant !== k.reference) {
-        s.sp[runIndex] = r4(ref / c.median_ms);
-      }
+      s.sp[runIndex] = speedupOf(c, refCase, k.reference);
       s.f[runIndex] = flagOf(c);
     }
   });
@@ -230,17 +239,15 @@ function newestRows(
 ): DashboardSku['newest'] {
   if (!newest) return [];
   const cases = recordCases(newest);
-  const refMs = new Map<string, number>();
+  const refCase = new Map<string, HistoryCase>();
   for (const c of cases) {
     if (kernels.get(c.kernel)?.reference === c.variant && c.median_ms !== undefined) {
-      refMs.set(`${c.kernel}/${c.case}`, c.median_ms);
+      refCase.set(`${c.kernel}/${c.case}`, c);
     }
   }
   return cases.map((c) => {
     const flops = (newest.work?.[c.kernel]?.[c.case]?.[0] ?? 0) > 0;
     const tp = flops ? c.tflops : c.gbps;
-    const ref = refMs.get(`${c.kernel}/${c.case}`);
-    const isRef = kernels.get(c.kernel)?.reference === c.variant;
     return [
       c.kernel,
       c.variant,
@@ -250,7 +257,7 @@ function newestRows(
       c.hi_pct ?? null,
       r4(tp),
       tp === undefined ? null : flops ? 'TFLOP/s' : 'GB/s',
-      ref !== undefined && c.median_ms && !isRef ? r4(ref / c.median_ms) : null,
+      speedupOf(c, refCase, kernels.get(c.kernel)?.reference),
       c.verdict ?? null,
       c.correct ?? c.status,
     ];

@@ -1,6 +1,7 @@
 // A history record read back as a results document, for judging a run against it (the baseline
 // of a pull request, a push or a nightly from the data branch): summaries only, each timed case
-// its median and that median's interval, no samples; the schema accepts it (Timing's median_ci_*).
+// its median and that median's interval (and its balanced estimate where the record keeps one, what
+// the tiers grade), no samples; the schema accepts it (Timing's median_ci_*).
 import type { CaseResult, KernelgateResults, Timing } from '../results/index.js';
 import { type HistoryRecord, recordCases } from './record.js';
 
@@ -72,6 +73,7 @@ export function recordToResults(record: HistoryRecord): KernelgateResults {
         median_ms: c.median_ms,
         n_samples: c.n ?? 0,
         stop_reason: c.stop ?? 'converged',
+        ...(c.balanced_ms !== undefined ? { balanced_ms: c.balanced_ms } : {}),
         ...(c.lo_ms !== undefined && c.hi_ms !== undefined
           ? {
               median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,

@@ -33,6 +33,7 @@ export const CASE_FIELDS = [
   'tol_rel_l2',
   'verdict',
   'tuning',
+  'balanced_ms',
 ] as const;
 export type CaseField = (typeof CASE_FIELDS)[number];
 type Cell = string | number | null;
@@ -100,10 +101,13 @@ export interface HistoryCase {
   verdict?: string;
   /** the configuration the kernel's tuner chose (cases[].tuning.config), as JSON text */
   tuning?: string;
+  /** timing.balanced_ms: the mean over the samples' predecessors of the median behind each */
+  balanced_ms?: number;
   /** derived: the interval in ms */
   lo_ms?: number;
   hi_ms?: number;
-  /** derived: median / the reference variant's median on the same case */
+  /** derived: this time / the reference variant's on the same case (refTimes: the balanced
+   * estimates where both carry one, else the medians) */
   ref_ratio?: number;
   /** derived: work / median */
   tflops?: number;
@@ -207,6 +211,7 @@ export function buildRecord(results: KernelgateResults, options: RecordOptions):
       tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
       verdict: verdict ?? null,
       tuning: c.tuning !== undefined ? JSON.stringify(c.tuning.config) : null,
+      balanced_ms: sig(t?.balanced_ms, 5),
     };
     return CASE_FIELDS.map((f) => cells[f]);
   });
@@ -353,10 +358,10 @@ export function recordCases(record: HistoryRecord): HistoryCase[] {
     });
     return out as unknown as HistoryCase;
   });
-  const refMedian = new Map<string, number>();
+  const refCase = new Map<string, HistoryCase>();
   for (const c of cases) {
     if (record.references?.[c.kernel] === c.variant && c.median_ms !== undefined) {
-      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+      refCase.set(`${c.kernel}/${c.case}`, c);
     }
   }
   for (const c of cases) {
@@ -364,10 +369,9 @@ export function recordCases(record: HistoryRecord): HistoryCase[] {
     if (m === undefined) continue;
     if (c.lo_pct !== undefined) c.lo_ms = m * (1 - c.lo_pct / 100);
     if (c.hi_pct !== undefined) c.hi_ms = m * (1 + c.hi_pct / 100);
-    const ref = refMedian.get(`${c.kernel}/${c.case}`);
-    if (ref !== undefined && ref > 0 && record.references[c.kernel] !== c.variant) {
-      c.ref_ratio = m / ref;
-    }
+    const ref = refCase.get(`${c.kernel}/${c.case}`);
+    const times = ref && record.references[c.kernel] !== c.variant ? refTimes(c, ref) : undefined;
+    if (times) c.ref_ratio = times[0] / times[1];
     const w = record.work?.[c.kernel]?.[c.case];
     if (w && m > 0) {
       if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
@@ -375,4 +379,21 @@ export function recordCases(record: HistoryRecord): HistoryCase[] {
     }
   }
   return cases;
+}
+
+/**
+ * The two times a case's ratio to its reference's case compares, [this, reference]: their balanced
+ * estimates where both carry one (at a power cap a sample reads what ran before it, and the median
+ * of such a mix falls wherever the ranks put it: the tiers' rule, docs/judging.md), else their
+ * medians; undefined without both, or with a time that is not positive.
+ */
+export function refTimes(
+  c: Pick<HistoryCase, 'median_ms' | 'balanced_ms'>,
+  ref: Pick<HistoryCase, 'median_ms' | 'balanced_ms'>,
+): [number, number] | undefined {
+  const both = c.balanced_ms !== undefined && ref.balanced_ms !== undefined;
+  const mine = both ? c.balanced_ms : c.median_ms;
+  const theirs = both ? ref.balanced_ms : ref.median_ms;
+  if (mine === undefined || theirs === undefined || !(mine > 0) || !(theirs > 0)) return undefined;
+  return [mine, theirs];
 }

@@ -10,7 +10,13 @@ import {
   type TierMetric,
 } from '../config/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
-import { caseDtype, caseTflops, findMeasurementErrors, peakTflops, tflopsAt } from './throughput.js';
+import {
+  caseDtype,
+  caseTflops,
+  findMeasurementErrors,
+  peakTflops,
+  tflopsAt,
+} from './throughput.js';
 import { caseKey } from './verdicts.js';
 
 export interface TierMilestone {
@@ -33,7 +39,8 @@ export interface TierStatus {
   variant: string;
   /** true when kernel.yml pins the candidate (tiers.variant) */
   pinned: boolean;
-  /** the candidates that passed on the headline case, fastest first */
+  /** the candidates that passed on the headline case, fastest first, each with its time (the
+   * balanced estimate where every one carries it, else the median) */
   passing: { variant: string; medianMs: number }[];
   metric: TierMetric;
   unit: '×' | '%';
@@ -42,12 +49,13 @@ export interface TierStatus {
   caseId?: string;
   value?: number;
   /**
-   * the graded time, ms: the median, or with `statistic` 'balanced' (a speedup whose candidate and
+   * the graded time, ms: the median, or with `statistic` 'balanced' (a ratio whose candidate and
    * reference both carry timing.balanced_ms) the balanced estimate; referenceMedianMs, tflops,
    * referenceTflops and the rungs' requiredMs follow it
    */
   medianMs?: number;
-  /** which estimate of the two times the speedup compares: 'balanced' (timing.balanced_ms) or 'median' */
+  /** which estimate of the two times a ratio to a reference variant compares (speedup,
+   * gemm_ceiling_ratio): 'balanced' (timing.balanced_ms) or 'median' */
   statistic?: 'median' | 'balanced';
   tflops?: number;
   peakTflops?: number;
@@ -218,10 +226,12 @@ function headlineTarget(
     .map((v) => findCase(results, manifest.name, v, tiers.case))
     .filter((c): c is CaseResult => c !== undefined);
   const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
-  const good = found
-    .filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case)))
-    .sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
-  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+  const ok = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case)));
+  // the fastest by the estimate the ratio will compare: balanced where every one carries it
+  const balanced = ok.length > 0 && ok.every((c) => c.timing?.balanced_ms !== undefined);
+  const time = (c: CaseResult) => (balanced ? c.timing?.balanced_ms : c.timing?.median_ms) ?? 0;
+  const good = ok.sort((a, b) => time(a) - time(b));
+  status.passing = good.map((c) => ({ variant: c.variant, medianMs: time(c) }));
   if (!good[0]) noTargetProblem(status, found, candidates);
   return good[0];
 }
@@ -233,6 +243,25 @@ function referenceCase(g: Grading, name: string): CaseResult | undefined {
       (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case,
     ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case)
   );
+}
+
+/**
+ * The reference's time for the ratio, the candidate's graded time set to match: at a power cap a
+ * sample reads what ran before it, so a case's samples come in modes that the median falls
+ * between; where the candidate and the reference both carry the harness's balanced estimate (each
+ * predecessor weighed once) the ratio compares those (docs/judging.md, Tiers), else the medians.
+ */
+function pairedTimes(g: Grading, refTiming: NonNullable<CaseResult['timing']>): number {
+  const { status } = g;
+  const candBal = g.target.timing?.balanced_ms;
+  const refBal = refTiming.balanced_ms;
+  const balanced = candBal !== undefined && refBal !== undefined;
+  status.statistic = balanced ? 'balanced' : 'median';
+  if (!balanced) return refTiming.median_ms;
+  g.medianMs = candBal;
+  status.medianMs = candBal;
+  status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
+  return refBal;
 }
 
 /** A metric sets the status's value and returns the median a rung's `min` needs; or a problem. */
@@ -247,19 +276,8 @@ const speedup: Metric = (g) => {
     status.problem = `the reference ${refName} has no timing for the headline case`;
     return undefined;
   }
-  // At a power cap a sample reads what ran before it, so a case's samples come in modes the
-  // median falls between: where both sides carry the harness's balanced estimate (each
-  // predecessor weighed once), the ratio compares those (docs/judging.md, Tiers).
-  const candBal = g.target.timing?.balanced_ms;
-  const refBal = refCase.timing.balanced_ms;
-  const balanced = candBal !== undefined && refBal !== undefined;
-  const refMs = balanced ? refBal : refCase.timing.median_ms;
-  status.statistic = balanced ? 'balanced' : 'median';
-  if (balanced) {
-    g.medianMs = candBal;
-    status.medianMs = candBal;
-    status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
-  }
+  const refMs = pairedTimes(g, refCase.timing);
+  const balanced = status.statistic === 'balanced';
   status.referenceMedianMs = refMs;
   status.referenceTflops = balanced ? tflopsAt(refCase, refMs) : caseTflops(refCase);
   status.value = refMs / g.medianMs;
@@ -297,7 +315,7 @@ function gemmRate(g: Grading): number | undefined {
     status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
     return undefined;
   }
-  const refMs = refCase.timing.median_ms;
+  const refMs = pairedTimes(g, refCase.timing);
   status.referenceMedianMs = refMs;
   status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
   status.wallClockRatio = refMs / g.medianMs;
