@@ -110,6 +110,13 @@ def parse_args(argv):
         "runner's time once that has passed (default 0: the rounds)",
     )
     p.add_argument("--lead-ms", type=float, default=60.0, help="--settle's leads: how long each lasts (default 60 ms)")
+    p.add_argument(
+        "--rounded-inputs",
+        action="store_true",
+        help="on the fp16 cases, time every runner twice in the same rounds: on the inputs, and (named NAME@bf16grid) on "
+        "the same inputs rounded to bf16's 8-bit significand and back (rounded_to_bf16_grid), the same instructions on "
+        "operands with fewer bits set: how much of a kernel's time at the power cap its operands' bits cost",
+    )
     add_run_arguments(p, "SDPA")
     args = p.parse_args(argv)
     read_builds(p, args)
@@ -789,6 +796,23 @@ def instance_of(library, params, sms):
     return name.value.decode() if rc == 0 else None
 
 
+ROUNDED_SUFFIX = "@bf16grid"
+
+
+def rounded_to_bf16_grid(inputs):
+    """q, k and v of fp16 inputs rounded to bf16 (an 8-bit significand, round to nearest even) and back
+    to fp16, exactly (bf16's values in fp16's range are fp16 values, bar the subnormals of neither):
+    the same tensors with the low three bits of every significand zero."""
+    import torch
+
+    return {n: t.to(dtype=torch.bfloat16).to(dtype=t.dtype) for n, t in inputs.items()}
+
+
+def on_inputs(fn, inputs, out):
+    """A runner that ignores the inputs and output it is given and calls fn on these (its own)."""
+    return lambda _inputs, _out: fn(inputs, out)
+
+
 def run_case(torch, case, builds, manifest, args, failures):
     from kernels.attention import bench, cuda_variants
 
@@ -810,6 +834,19 @@ def run_case(torch, case, builds, manifest, args, failures):
     runners = check_candidates(
         candidates, params, cid, tolerance, lambda fn, name, out=out: check(torch, fn, checked, out, tolerance, f"{cid}: {name}"), record, failures
     )
+    if getattr(args, "rounded_inputs", False) and params["dtype"] == "fp16":
+        # the same runners on the rounded inputs, checked there, timed in the same rounds
+        rounded, rounded_out = rounded_to_bf16_grid(inputs), out.new_empty(out.shape)
+        again = [(name + ROUNDED_SUFFIX, lambda p, c, fn=fn: on_inputs(fn, rounded, rounded_out), None) for name, fn in runners]
+        runners += check_candidates(
+            again,
+            params,
+            cid,
+            tolerance,
+            lambda fn, name: check(torch, fn, {**rounded, "causal": params["causal"]}, rounded_out, tolerance, f"{cid}: {name}"),
+            record,
+            failures,
+        )
     if args.profile:
         # the headline shape only: the tails are checked, not profiled
         if all(params[k] == v for k, v in HEADLINE.items()):

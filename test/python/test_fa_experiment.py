@@ -517,6 +517,50 @@ def test_a_build_off_by_more_than_the_tolerance_fails_its_check_and_is_not_timed
     assert failures[0] in capsys.readouterr().out
 
 
+def test_rounded_inputs_time_every_runner_again_on_the_bf16_grid(monkeypatch):
+    """--rounded-inputs on the CPU: each runner that passed is checked and timed a second time, in the
+    same rounds, on the inputs rounded to bf16 and back (NAME@bf16grid): fp16 tensors whose
+    significands' low three bits are zero, within bf16's rounding of the originals; a bf16 case has
+    no second set."""
+    import torch
+    import torch.nn.functional as F
+
+    from kernels.attention import bench, cuda_variants
+
+    fake_torch = on_the_cpu(monkeypatch, bench)
+    seen = []
+
+    def factory(params, ctx):
+        def run(inputs, out):
+            seen.append(inputs["q"])
+            o = F.scaled_dot_product_attention(*(inputs[n].float() for n in ("q", "k", "v")), is_causal=params["causal"])
+            return out.copy_(o)
+
+        return run
+
+    monkeypatch.setattr(cuda_variants, "cuda_fa_wgmma", factory)
+    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "4", "--warmup-s", "0", "--rounded-inputs"])
+    case = fa.select_cases(fa.parse_cases("dtype=fp16,D=64,causal=true"))[-1]  # the S77 tail
+    builds = [{"name": "base", "ok": True, "library": "base.so"}]
+    record = fa.run_case(fake_torch, case, builds, load_manifest(str(fa.MANIFEST)), args, [])
+    assert sorted(record["checks"]) == ["base", "base@bf16grid", "sdpa_default", "sdpa_default@bf16grid"]
+    assert all(c["ok"] for c in record["checks"].values())
+    assert sorted(record["timing"]) == sorted(record["checks"])
+    assert all(len(t["samples_ms"]) == 4 for t in record["timing"].values())
+    # the build saw both sets: the originals, and the rounded ones (bf16's values, in fp16)
+    originals = [q for q in seen if not torch.equal(q, q.to(torch.bfloat16).to(q.dtype))]
+    rounded = [q for q in seen if torch.equal(q, q.to(torch.bfloat16).to(q.dtype))]
+    assert originals and rounded and all(q.dtype == torch.float16 for q in seen)
+    bits = rounded[0].view(torch.int16)
+    normal = (bits & 0x7C00) != 0
+    assert int((bits[normal] & 0x7).count_nonzero()) == 0
+    assert float((rounded[0].float() - originals[0].float()).abs().max()) <= float(originals[0].float().abs().max()) * 2.0**-8
+    # bf16 cases: no second set
+    args_bf16 = fa.select_cases(fa.parse_cases("dtype=bf16,D=64,causal=true"))[-1]
+    record = fa.run_case(fake_torch, args_bf16, builds, load_manifest(str(fa.MANIFEST)), args, [])
+    assert sorted(record["timing"]) == ["base", "sdpa_default"]
+
+
 def test_the_recorded_h100_run_of_the_producer_warpgroup():
     """Run 88 (NVIDIA H100 80GB HBM3, 2026-11-27, docs/notes/kernel-gaps.md): every build passed its
     check on every shape, and the producer warpgroup (`ws`, now the default) was faster than the
