@@ -42667,8 +42667,11 @@ function noTargetProblem(status, found, candidates) {
 function headlineTarget(results, config, manifest, tiers, status, candidates) {
   const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
   const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
-  const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
-  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+  const ok = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case)));
+  const balanced = ok.length > 0 && ok.every((c) => c.timing?.balanced_ms !== void 0);
+  const time = (c) => (balanced ? c.timing?.balanced_ms : c.timing?.median_ms) ?? 0;
+  const good = ok.sort((a, b) => time(a) - time(b));
+  status.passing = good.map((c) => ({ variant: c.variant, medianMs: time(c) }));
   if (!good[0]) noTargetProblem(status, found, candidates);
   return good[0];
 }
@@ -42676,6 +42679,18 @@ function referenceCase(g, name) {
   return g.results.cases.find(
     (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case
   ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case);
+}
+function pairedTimes(g, refTiming) {
+  const { status } = g;
+  const candBal = g.target.timing?.balanced_ms;
+  const refBal = refTiming.balanced_ms;
+  const balanced = candBal !== void 0 && refBal !== void 0;
+  status.statistic = balanced ? "balanced" : "median";
+  if (!balanced) return refTiming.median_ms;
+  g.medianMs = candBal;
+  status.medianMs = candBal;
+  status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
+  return refBal;
 }
 var speedup = (g) => {
   const { status } = g;
@@ -42686,16 +42701,8 @@ var speedup = (g) => {
     status.problem = `the reference ${refName} has no timing for the headline case`;
     return void 0;
   }
-  const candBal = g.target.timing?.balanced_ms;
-  const refBal = refCase.timing.balanced_ms;
-  const balanced = candBal !== void 0 && refBal !== void 0;
-  const refMs = balanced ? refBal : refCase.timing.median_ms;
-  status.statistic = balanced ? "balanced" : "median";
-  if (balanced) {
-    g.medianMs = candBal;
-    status.medianMs = candBal;
-    status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
-  }
+  const refMs = pairedTimes(g, refCase.timing);
+  const balanced = status.statistic === "balanced";
   status.referenceMedianMs = refMs;
   status.referenceTflops = balanced ? tflopsAt(refCase, refMs) : caseTflops(refCase);
   status.value = refMs / g.medianMs;
@@ -42730,7 +42737,7 @@ function gemmRate(g) {
     status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
     return void 0;
   }
-  const refMs = refCase.timing.median_ms;
+  const refMs = pairedTimes(g, refCase.timing);
   status.referenceMedianMs = refMs;
   status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
   status.wallClockRatio = refMs / g.medianMs;
@@ -61137,7 +61144,8 @@ var CASE_FIELDS = [
   "rel_l2",
   "tol_rel_l2",
   "verdict",
-  "tuning"
+  "tuning",
+  "balanced_ms"
 ];
 function sig(value, digits) {
   if (value === null || value === void 0 || !Number.isFinite(value)) return null;
@@ -61197,7 +61205,8 @@ function buildRecord(results, options) {
       rel_l2: sig(c.correctness?.rel_l2, 3),
       tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
       verdict: verdict ?? null,
-      tuning: c.tuning !== void 0 ? JSON.stringify(c.tuning.config) : null
+      tuning: c.tuning !== void 0 ? JSON.stringify(c.tuning.config) : null,
+      balanced_ms: sig(t?.balanced_ms, 5)
     };
     return CASE_FIELDS.map((f) => cells[f]);
   });
@@ -61332,10 +61341,10 @@ function recordCases(record) {
     });
     return out;
   });
-  const refMedian = /* @__PURE__ */ new Map();
+  const refCase = /* @__PURE__ */ new Map();
   for (const c of cases2) {
     if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
-      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+      refCase.set(`${c.kernel}/${c.case}`, c);
     }
   }
   for (const c of cases2) {
@@ -61343,10 +61352,9 @@ function recordCases(record) {
     if (m === void 0) continue;
     if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
     if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
-    const ref = refMedian.get(`${c.kernel}/${c.case}`);
-    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
-      c.ref_ratio = m / ref;
-    }
+    const ref = refCase.get(`${c.kernel}/${c.case}`);
+    const times = ref && record.references[c.kernel] !== c.variant ? refTimes(c, ref) : void 0;
+    if (times) c.ref_ratio = times[0] / times[1];
     const w = record.work?.[c.kernel]?.[c.case];
     if (w && m > 0) {
       if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
@@ -61354,6 +61362,13 @@ function recordCases(record) {
     }
   }
   return cases2;
+}
+function refTimes(c, ref) {
+  const both2 = c.balanced_ms !== void 0 && ref.balanced_ms !== void 0;
+  const mine = both2 ? c.balanced_ms : c.median_ms;
+  const theirs = both2 ? ref.balanced_ms : ref.median_ms;
+  if (mine === void 0 || theirs === void 0 || !(mine > 0) || !(theirs > 0)) return void 0;
+  return [mine, theirs];
 }
 
 // src/history/record-results.ts
@@ -61406,6 +61421,7 @@ function recordToResults(record) {
         median_ms: c.median_ms,
         n_samples: c.n ?? 0,
         stop_reason: c.stop ?? "converged",
+        ...c.balanced_ms !== void 0 ? { balanced_ms: c.balanced_ms } : {},
         ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
           median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
           median_ci_lo_ms: c.lo_ms,
