@@ -2283,3 +2283,143 @@ def test_at_its_steady_power_on_an_h200_ours_leads_sdpa_by_5_to_11_percent():
     assert [steady[(dt, d, c)] for dt in ("fp16", "bf16") for d in (128, 64) for c in (False, True)] == [
         1.056, 1.071, 1.104, 1.069, 1.054, 1.081, 1.111, 1.084
     ]
+
+
+def test_the_first_push_with_balanced_ms_records_what_its_samples_say():
+    """Run 202 (an H200, the twenty-fourth session, one call): the harness's push on commit a65b7d6,
+    the first to record timing.balanced_ms. 216 PASS, 1 skipped, nothing failed. Every case timed
+    beside other variants (213 of 216: not the gemm calibration's three, each timed alone) carries
+    it, and it is what stats.balanced makes of the case's samples with the predecessors
+    sampling.round_order gave them. SDPA default over ours at the headline by the medians: fp16
+    0.993 (D128), 1.110 (causal), 1.089 (D64), 1.129 (causal); balanced 1.031, 1.096, 1.092, 1.132
+    (bf16 1.082, 1.124, 1.132, 1.118)."""
+    from kernelgate_harness.sampling import round_order
+    from kernelgate_harness.stats import balanced
+
+    res = clean_h200_push(202)
+    assert [c["correctness"]["status"] for c in res["cases"] if c.get("correctness")].count("PASS") == 216
+    groups = {}
+    for c in res["cases"]:
+        if c.get("timing"):
+            groups.setdefault((c["kernel"], c["case"]), []).append(c)
+    checked = 0
+    for cases in groups.values():
+        names = [c["variant"] for c in cases]
+        got = {c["variant"]: c["timing"]["samples_ms"] for c in cases}
+        behind = {v: [] for v in names}
+        for r in range(max(len(x) for x in got.values())):
+            order = round_order(names, r)
+            for i, v in enumerate(order):
+                if r < len(got[v]):
+                    behind[v].append((order[i - 1] if i else "", got[v][r]))
+        for c in cases:
+            t = c["timing"]
+            if len(cases) == 1:
+                assert "balanced_ms" not in t and "balanced_groups" not in t
+                continue
+            est = balanced([ms for _, ms in behind[c["variant"]]], [p for p, _ in behind[c["variant"]]])
+            assert (t["balanced_ms"], t["balanced_groups"]) == pytest.approx(est, rel=1e-12), (c["variant"], c["case"])
+            checked += 1
+    assert checked == 213
+    att = {(c["variant"], c["case"]): c["timing"] for c in res["cases"] if c["kernel"] == "attention" and c.get("timing")}
+    head = "dtype={},B=16,H=96,S=4096,D={},causal={}"
+    keys = [head.format(dt, d, c) for dt in ("fp16", "bf16") for d in (128, 64) for c in ("false", "true")]
+    med = [round(att[("sdpa_default", k)]["median_ms"] / att[("cuda_fa_wgmma", k)]["median_ms"], 3) for k in keys]
+    bal = [round(att[("sdpa_default", k)]["balanced_ms"] / att[("cuda_fa_wgmma", k)]["balanced_ms"], 3) for k in keys]
+    assert med == [0.993, 1.11, 1.089, 1.129, 1.079, 1.121, 1.126, 1.122]
+    assert bal == [1.031, 1.096, 1.092, 1.132, 1.082, 1.124, 1.132, 1.118]
+
+
+def test_fp16_and_bf16_run_the_same_instructions_and_rounded_operands_cost_less():
+    """Run 203 (an H200, the twenty-fourth session; --rounded-inputs, the harness's regime, --cool-ms
+    12). Nsight Compute at its locked clock (1.36 GHz): ours at fp16 and bf16 D128 the same cycles
+    (30,315,442 and 30,315,360) and instructions (6.252e9), cuDNN one kernel for both dtypes (knob 7,
+    a persistent grid of 132 CTAs, 7.457e9 instructions, 32.08-32.10 M cycles: 5.9 % more than
+    ours); our two instantiations' SASS differ only in the P conversion's opcode (F2FP.F16 against
+    F2FP.BF16, compiled here). Timed, fp16 over bf16 at D128: ours 1.032, SDPA's default 1.027; the
+    fp16 inputs rounded to bf16's grid (the same instructions, operands with three fewer significand
+    bits) take 1.2 % off ours and 3.4 % off cuDNN's, so SDPA default over ours reads 1.053 on the
+    inputs, 1.030 rounded and 1.058 at bf16; at D64 nothing moves (1.120, 1.110, 1.119)."""
+    doc = checked_h200_run(203, "1653724060849", ["base"])
+    assert "--rounded-inputs" in doc["argv"] and doc["argv"][doc["argv"].index("--cool-ms") + 1] == "12"
+    m = {}
+    for c in doc["cases"]:
+        p = c["params"]
+        if p["S"] == 4096:
+            m.update({(p["dtype"], p["D"], n): t["median_ms"] for n, t in c["timing"].items()})
+    r = lambda a, b: round(m[a] / m[b], 3)  # noqa: E731
+    assert r(("fp16", 128, "base"), ("bf16", 128, "base")) == 1.032
+    assert r(("fp16", 128, "sdpa_default"), ("bf16", 128, "sdpa_default")) == 1.027
+    assert r(("fp16", 128, "base@bf16grid"), ("fp16", 128, "base")) == 0.988
+    assert r(("fp16", 128, "sdpa_default@bf16grid"), ("fp16", 128, "sdpa_default")) == 0.966
+    ratios = {
+        d: [
+            r(("fp16", d, "sdpa_default"), ("fp16", d, "base")),
+            r(("fp16", d, "sdpa_default@bf16grid"), ("fp16", d, "base@bf16grid")),
+            r(("bf16", d, "sdpa_default"), ("bf16", d, "base")),
+        ]
+        for d in (128, 64)
+    }
+    assert ratios == {128: [1.053, 1.03, 1.058], 64: [1.12, 1.11, 1.119]}
+    ours16, cudnn16, ours_bf, cudnn_bf = recorded_ncu("fa-experiment-h200-run203")
+    assert "__half, 128" in ours16["Kernel Name"] and "__nv_bfloat16, 128" in ours_bf["Kernel Name"]
+    assert cudnn16["Kernel Name"] == cudnn_bf["Kernel Name"] and "knob_7" in cudnn16["Kernel Name"]
+    assert [k["SM Frequency"] for k in (ours16, cudnn16, ours_bf, cudnn_bf)] == ["1.36"] * 4
+    assert (ours16["Elapsed Cycles"], ours_bf["Elapsed Cycles"]) == ("30315442", "30315360")
+    assert (ours16["Executed Instructions"], ours_bf["Executed Instructions"]) == ("6251991744", "6251974992")
+    assert (cudnn16["Executed Instructions"], cudnn_bf["Executed Instructions"]) == ("7457332140", "7457337236")
+    assert round(int(cudnn16["Elapsed Cycles"]) / int(ours16["Elapsed Cycles"]), 3) == 1.059
+
+
+def test_k_and_v_multicast_over_clusters_of_two_gains_at_steady_power_only():
+    """Run 204 (an H200, the twenty-fourth session): KG_FA_CLUSTER_M=2 (K and V multicast to the two
+    CTAs of a cluster, half the L2 reads) beside two builds of the default. In the harness's regime
+    (--cool-ms 12) D128 the same (1.000 over the mean of the two copies, which were 0.0-0.4 % apart),
+    D64 3.2-3.3 % slower; at steady power (--settle 16) D128 0.7-0.8 % faster (SDPA default over it
+    1.066 against the default's 1.058, both dtypes). Off, as on the H100s (runs 112, 116)."""
+    rounds = recorded(204, stem="rounds", gpu="h200")
+    assert rounds["gpu"]["serial"] == "1654124045283" and rounds["failures"] == []
+    assert all(ch["ok"] for c in rounds["cases"] for ch in c["checks"].values())
+    got = {}
+    for c in rounds["cases"]:
+        p, t = c["params"], c["timing"]
+        if p["S"] == 4096:
+            copies = (t["base"]["median_ms"] + t["base2"]["median_ms"]) / 2
+            got[(p["dtype"], p["D"])] = round(t["clu"]["median_ms"] / copies, 3)
+    assert got == {("fp16", 128): 1.0, ("bf16", 128): 1.0, ("fp16", 64): 1.032, ("bf16", 64): 1.033}
+    settle = recorded(204, stem="settle", gpu="h200")
+    assert settle["gpu"]["serial"] == "1654124045283" and settle["failures"] == []
+    steady = {}
+    for c in settle["cases"]:
+        if c["params"]["S"] == 4096:
+            _, st = fa.settle_summary(c["settle"])
+            steady[c["params"]["dtype"]] = (round(st["sdpa_default"] / st["base"], 3), round(st["sdpa_default"] / st["clu"], 3))
+    assert steady == {"fp16": (1.058, 1.066), "bf16": (1.058, 1.066)}
+
+
+def test_on_one_h200_the_balanced_ratio_repeats_where_the_median_moves():
+    """Run 205 (an H200, the twenty-fourth session, one call): the harness twice on the headline
+    attention cases (configs.txt: one seed, no tails), commit 7833c13. SDPA default over ours at fp16
+    D128: balanced 1.035 and 1.034, medians 1.037 and 1.021; SDPA's two names for one cuDNN kernel
+    (sdpa_cudnn over sdpa_default) within 1.3 % balanced on all eight cases of both runs, 1.9 % by the
+    medians (half of the sixteen within 0.4 and 0.5 %)."""
+    import gzip
+
+    base = os.path.join(REPO, "test", "fixtures", "recorded", "harness-h200-run205")
+    head = "dtype={},B=16,H=96,S=4096,D={},causal={}"
+    keys = [head.format(dt, d, c) for dt in ("fp16", "bf16") for d in (128, 64) for c in ("false", "true")]
+    ratios, aa_med, aa_bal = [], [], []
+    for name in ("first", "second"):
+        with gzip.open(os.path.join(base, f"{name}.results.json.gz")) as f:
+            res = json.load(f)
+        assert res["environment"]["gpu"]["name"] == "NVIDIA H200" and res["run"]["git_sha"].startswith("4248292")
+        assert [c["correctness"]["status"] for c in res["cases"]] == ["PASS"] * 60
+        t = {(c["variant"], c["case"]): c["timing"] for c in res["cases"]}
+        ratio = lambda v, w, k, f, t=t: t[(v, k)][f] / t[(w, k)][f]  # noqa: E731
+        ratios.append(
+            [round(ratio("sdpa_default", "cuda_fa_wgmma", keys[0], f), 3) for f in ("balanced_ms", "median_ms")]
+        )
+        aa_med += [ratio("sdpa_cudnn", "sdpa_default", k, "median_ms") for k in keys]
+        aa_bal += [ratio("sdpa_cudnn", "sdpa_default", k, "balanced_ms") for k in keys]
+    assert ratios == [[1.035, 1.037], [1.034, 1.021]]
+    assert round(max(abs(x - 1) for x in aa_bal), 3) == 0.013 and round(max(abs(x - 1) for x in aa_med), 3) == 0.019
