@@ -37,6 +37,7 @@ sys.path[:0] = [str(REPO / "python"), str(REPO)]
 from kernelgate_harness.compiled import triton_cuobjdump  # noqa: E402
 from kernelgate_harness.device import SPIN_CYCLES_PER_MS  # noqa: E402
 from kernelgate_harness.manifest import case_id, load_manifest  # noqa: E402
+from kernelgate_harness.stats import balanced  # noqa: E402
 
 MANIFEST = REPO / "kernels" / "attention" / "kernel.yml"
 VARIANT = "cuda_fa_wgmma"  # whose build section (sources, flags) and entry the builds reuse
@@ -111,6 +112,14 @@ def parse_args(argv):
     )
     p.add_argument("--lead-ms", type=float, default=60.0, help="--settle's leads: how long each lasts (default 60 ms)")
     p.add_argument(
+        "--mix",
+        action="store_true",
+        help="time the attention kernel's other variants too (kernel.yml's: the harness's mix, the CUDA ones built once "
+        "per run), in the same rounds, so that each sample follows what it follows in the harness; their checks' refusals "
+        "are noted (record's mix_refused), not failures. With it the ratios printed are balanced over the predecessors "
+        "(balanced_ms), as the tiers grade",
+    )
+    p.add_argument(
         "--rounded-inputs",
         action="store_true",
         help="on the fp16 cases, time every runner twice in the same rounds: on the inputs, and (named NAME@bf16grid) on "
@@ -144,11 +153,12 @@ def add_run_arguments(p, reference):
     )
     p.add_argument(
         "--order",
-        choices=("shuffle", "rotate"),
+        choices=("shuffle", "rotate", "williams"),
         default="shuffle",
         help="the runners' order in each round: shuffle (the default: a seeded shuffle per round, so that no runner always "
-        "follows the same one) or rotate (the order before 2026-11-27: rotated by one each round, which keeps every "
-        "runner behind the same predecessor)",
+        "follows the same one), rotate (the order before 2026-11-27: rotated by one each round, which keeps every "
+        "runner behind the same predecessor) or williams (the harness's: every runner behind every other one equally "
+        "often over a cycle of rounds, sampling.round_order)",
     )
     p.add_argument(
         "--clock-probe",
@@ -451,6 +461,12 @@ def round_orders(names, rounds, how, seed):
     the default itself (H100, 2026-11-27, twelfth session, the build behind the slowest one)."""
     if how == "rotate":
         return [names[r % len(names):] + names[: r % len(names)] for r in range(rounds)]
+    if how == "williams":
+        # the harness's own orders (sampling.round_order): every runner behind every other one
+        # equally often over a cycle of n rounds (2n for an odd n)
+        from kernelgate_harness.sampling import round_order
+
+        return [round_order(names, r) for r in range(rounds)]
     rng = random.Random(seed)
     return [rng.sample(names, len(names)) for _ in range(rounds)]
 
@@ -523,6 +539,11 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
         name: {"calls_per_burst": plan[name], "samples_ms": samples[name], "median_ms": statistics.median(samples[name]), "after": after[name]}
         for name, _ in runners
     }
+    # the harness's balanced estimate (stats.balanced): the mean over the predecessors of the median behind each
+    for t in timing.values():
+        est = balanced(t["samples_ms"], [a or "" for a in t["after"]])
+        if est is not None:
+            t["balanced_ms"], t["balanced_groups"] = est
     for name, mhz in clocks.items():
         if mhz:
             timing[name]["sm_clock_mhz"] = mhz
@@ -796,6 +817,30 @@ def instance_of(library, params, sms):
     return name.value.decode() if rc == 0 else None
 
 
+class MixCtx(LibraryCtx):
+    """The harness's context for --mix's variants: each CUDA variant's own library."""
+
+    def library(self, variant):
+        return self._library[variant]
+
+
+def mix_libraries(args, manifest):
+    """--mix: {variant: library} for the manifest's CUDA variants other than the one the builds
+    replace, built once per run (build_variant, no flags) into a directory kept for the run; a build
+    that fails is printed and left out."""
+    if getattr(args, "mix_libs", None) is None:
+        nvcc, workdir = find_nvcc(), tempfile.mkdtemp(prefix="fa-experiment-mix-")
+        args.mix_libs = {}
+        for v in manifest.variants:
+            if v["name"] != VARIANT and v.get("build"):
+                b = build_variant(MANIFEST, v["name"], lambda m: m, "mix", [], manifest, workdir, nvcc, None)
+                if b["ok"]:
+                    args.mix_libs[v["name"]] = b["library"]
+                else:
+                    print(f"--mix: {v['name']}: {b['error']}", flush=True)
+    return args.mix_libs
+
+
 ROUNDED_SUFFIX = "@bf16grid"
 
 
@@ -834,6 +879,15 @@ def run_case(torch, case, builds, manifest, args, failures):
     runners = check_candidates(
         candidates, params, cid, tolerance, lambda fn, name, out=out: check(torch, fn, checked, out, tolerance, f"{cid}: {name}"), record, failures
     )
+    if getattr(args, "mix", False):
+        # the harness's other variants, checked like the rest; a refusal is the variant's, not the run's
+        ctx = MixCtx(mix_libraries(args, manifest))
+        others = [(v["name"], bench.VARIANTS[v["name"]], ctx) for v in manifest.variants if v["name"] not in (VARIANT, "sdpa_default")]
+        refused = []
+        runners += check_candidates(
+            others, params, cid, tolerance, lambda fn, name, out=out: check(torch, fn, checked, out, tolerance, f"{cid}: {name}"), record, refused
+        )
+        record["mix_refused"] = refused
     if getattr(args, "rounded_inputs", False) and params["dtype"] == "fp16":
         # the same runners on the rounded inputs, checked there, timed in the same rounds
         rounded, rounded_out = rounded_to_bf16_grid(inputs), out.new_empty(out.shape)
@@ -857,11 +911,15 @@ def run_case(torch, case, builds, manifest, args, failures):
     elif any(name == "sdpa_default" for name, _ in runners):
         record["timing"] = time_runners(torch, runners, inputs, out, args, cid)
         ref_ms = record["timing"]["sdpa_default"]["median_ms"]
+        ref_bal = record["timing"]["sdpa_default"].get("balanced_ms")
         for name, t in record["timing"].items():
             t["tflops"] = flops / (t["median_ms"] * 1e-3) / 1e12
             t["ratio_to_sdpa_default"] = ref_ms / t["median_ms"]
             rel = record["checks"][name]["rel_l2"]
             speed = f"{t['median_ms']:9.4f} ms {t['tflops']:7.1f} TFLOPS {t['ratio_to_sdpa_default']:6.3f}x SDPA default"
+            if getattr(args, "mix", False) and ref_bal and t.get("balanced_ms"):
+                t["balanced_ratio_to_sdpa_default"] = ref_bal / t["balanced_ms"]
+                speed += f", balanced {t['balanced_ms']:9.4f} ms {t['balanced_ratio_to_sdpa_default']:6.3f}x"
             print(f"{cid}: {name:<14} {speed} (rel_l2 {rel:.2e})", flush=True)
         if getattr(args, "probe", None) is not None:
             record["clock_probe"] = probe_runners(args.probe, runners, inputs, out, args, record["timing"], cid)

@@ -561,6 +561,46 @@ def test_rounded_inputs_time_every_runner_again_on_the_bf16_grid(monkeypatch):
     assert sorted(record["timing"]) == ["base", "sdpa_default"]
 
 
+def test_mix_times_the_harness_variants_beside_and_grades_on_balanced_times(monkeypatch, capsys):
+    """--mix on the CPU: kernel.yml's other variants are checked and timed in the same rounds (here one
+    that runs, the rest refusing the case: noted in mix_refused, not failures); every runner gets the
+    harness's balanced estimate (stats.balanced over its samples' predecessors), and the ratios printed
+    are balanced too."""
+    import torch.nn.functional as F
+
+    from kernelgate_harness.stats import balanced
+    from kernels.attention import bench, cuda_variants
+
+    fake_torch = on_the_cpu(monkeypatch, bench)
+
+    def works(params, ctx):
+        def run(inputs, out):
+            o = F.scaled_dot_product_attention(*(inputs[n].float() for n in ("q", "k", "v")), is_causal=params["causal"])
+            return out.copy_(o)
+
+        return run
+
+    def refuses(params, ctx):
+        raise ValueError("not on this case")
+
+    monkeypatch.setattr(cuda_variants, "cuda_fa_wgmma", works)
+    variants = dict.fromkeys(bench.VARIANTS, refuses) | {"sdpa_flash": works, "sdpa_default": bench.VARIANTS["sdpa_default"]}
+    monkeypatch.setattr(bench, "VARIANTS", variants)
+    monkeypatch.setattr(fa, "mix_libraries", lambda args, manifest: {})
+    args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "6", "--warmup-s", "0", "--mix"])
+    case = fa.select_cases(fa.parse_cases("dtype=fp16,D=64,causal=true"))[-1]  # the S77 tail
+    failures = []
+    record = fa.run_case(fake_torch, case, [{"name": "base", "ok": True, "library": "base.so"}], load_manifest(str(fa.MANIFEST)), args, failures)
+    assert failures == []
+    assert sorted(record["timing"]) == ["base", "sdpa_default", "sdpa_flash"]
+    others = ["triton_fa2", "sdpa_cudnn", "sdpa_efficient", "cuda_fa2", "cublas_attn"]
+    assert record["mix_refused"] == [f"{case['id']}: {v}: check failed: ValueError: not on this case" for v in others]
+    for t in record["timing"].values():
+        assert (t["balanced_ms"], t["balanced_groups"]) == balanced(t["samples_ms"], [a or "" for a in t["after"]])
+        assert t["balanced_ratio_to_sdpa_default"] == record["timing"]["sdpa_default"]["balanced_ms"] / t["balanced_ms"]
+    assert ", balanced " in capsys.readouterr().out
+
+
 def test_the_recorded_h100_run_of_the_producer_warpgroup():
     """Run 88 (NVIDIA H100 80GB HBM3, 2026-11-27, docs/notes/kernel-gaps.md): every build passed its
     check on every shape, and the producer warpgroup (`ws`, now the default) was faster than the
@@ -831,6 +871,14 @@ def test_the_order_of_each_round_is_shuffled_so_that_no_runner_always_follows_th
     # behind n64: always n96 when rotated, several runners when shuffled
     behind = lambda rounds: {o[o.index("n64") + 1] for o in rounds if o.index("n64") + 1 < len(o)}  # noqa: E731
     assert behind(rotated) == {"n96"} and len(behind(orders)) >= 3
+    # williams: the harness's orders; over a cycle of 2n rounds (n = 5, odd) every runner follows
+    # every other one, and opens a round, equally often
+    williams = fa.round_orders(names, 10, "williams", "case A")
+    from kernelgate_harness.sampling import round_order
+
+    assert williams == [round_order(names, r) for r in range(10)]
+    pairs = [(o[i - 1] if i else None, o[i]) for o in williams for i in range(len(o))]
+    assert all(pairs.count((p, n)) == 2 for n in names for p in [None, *names] if p != n)
     args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "6", "--warmup-s", "0"])
     assert args.order == "shuffle"
     runners = [(n, lambda inputs, out: out) for n in names]
@@ -2423,3 +2471,25 @@ def test_on_one_h200_the_balanced_ratio_repeats_where_the_median_moves():
         aa_bal += [ratio("sdpa_cudnn", "sdpa_default", k, "balanced_ms") for k in keys]
     assert ratios == [[1.035, 1.037], [1.034, 1.021]]
     assert round(max(abs(x - 1) for x in aa_bal), 3) == 0.013 and round(max(abs(x - 1) for x in aa_med), 3) == 0.019
+
+
+def test_the_harness_mix_in_the_script_does_not_yet_read_what_the_harness_reads():
+    """Run 206 (an H200, the twenty-fourth session; --mix --burst-ms 0, shuffled rounds): ours and
+    SDPA's default behind the attention kernel's six other variants, one call a sample, as in the
+    harness. Every variant passed its check on every case, none refused. fp16 D128: SDPA default
+    over ours 1.050 by the medians and balanced (the harness's pushes: 1.031-1.043 balanced), bf16
+    1.092 and 1.073; SDPA's two names for one cuDNN kernel 3.6 % apart by the medians at fp16, 1.7 %
+    balanced, with 16 shuffled rounds leaving five to eight predecessors two or three samples each.
+    Next: the harness's own orders (--order williams, built after this run)."""
+    doc = checked_h200_run(206, "1654924119017", ["base"])
+    assert "--mix" in doc["argv"] and doc["argv"][doc["argv"].index("--burst-ms") + 1] == "0"
+    got = {}
+    for c in doc["cases"]:
+        if c["params"]["S"] == 4096:
+            t = c["timing"]
+            assert c["mix_refused"] == [] and len(t) == 8
+            assert all(len(v["samples_ms"]) == 16 and 5 <= v["balanced_groups"] <= 8 for v in t.values())
+            got[c["params"]["dtype"]] = [
+                round(t["sdpa_default"][f] / t["base"][f], 3) for f in ("median_ms", "balanced_ms")
+            ] + [round(t["sdpa_cudnn"][f] / t["sdpa_default"][f], 3) for f in ("median_ms", "balanced_ms")]
+    assert got == {"fp16": [1.05, 1.05, 1.036, 1.017], "bf16": [1.092, 1.073, 0.984, 0.994]}
