@@ -40717,6 +40717,13 @@ function findMeasurementErrors(results, config) {
   }
   return errors;
 }
+function refTimes(c, ref) {
+  const both2 = c.balanced_ms !== void 0 && ref.balanced_ms !== void 0;
+  const mine = both2 ? c.balanced_ms : c.median_ms;
+  const theirs = both2 ? ref.balanced_ms : ref.median_ms;
+  if (mine === void 0 || theirs === void 0 || !(mine > 0) || !(theirs > 0)) return void 0;
+  return { statistic: both2 ? "balanced" : "median", ms: [mine, theirs] };
+}
 
 // src/judge/gate-rules.ts
 function gateContext(comparison, tiers, results, config, acceptance) {
@@ -41082,15 +41089,14 @@ function referenceCase(g, name) {
 }
 function pairedTimes(g, refTiming) {
   const { status } = g;
-  const candBal = g.target.timing?.balanced_ms;
-  const refBal = refTiming.balanced_ms;
-  const balanced = candBal !== void 0 && refBal !== void 0;
-  status.statistic = balanced ? "balanced" : "median";
-  if (!balanced) return refTiming.median_ms;
-  g.medianMs = candBal;
-  status.medianMs = candBal;
-  status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
-  return refBal;
+  const times = refTimes(g.target.timing ?? {}, refTiming);
+  status.statistic = times?.statistic ?? "median";
+  if (times?.statistic !== "balanced") return refTiming.median_ms;
+  const [mine, theirs] = times.ms;
+  g.medianMs = mine;
+  status.medianMs = mine;
+  status.tflops = tflopsAt(g.target, mine) ?? status.tflops;
+  return theirs;
 }
 var speedup = (g) => {
   const { status } = g;
@@ -42046,7 +42052,7 @@ function recordCases(record) {
     if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
     const ref = refCase.get(`${c.kernel}/${c.case}`);
     const times = ref && record.references[c.kernel] !== c.variant ? refTimes(c, ref) : void 0;
-    if (times) c.ref_ratio = times[0] / times[1];
+    if (times) c.ref_ratio = times.ms[0] / times.ms[1];
     const w = record.work?.[c.kernel]?.[c.case];
     if (w && m > 0) {
       if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
@@ -42054,13 +42060,6 @@ function recordCases(record) {
     }
   }
   return cases2;
-}
-function refTimes(c, ref) {
-  const both2 = c.balanced_ms !== void 0 && ref.balanced_ms !== void 0;
-  const mine = both2 ? c.balanced_ms : c.median_ms;
-  const theirs = both2 ? ref.balanced_ms : ref.median_ms;
-  if (mine === void 0 || theirs === void 0 || !(mine > 0) || !(theirs > 0)) return void 0;
-  return [mine, theirs];
 }
 
 // src/history/record-results.ts
@@ -42728,7 +42727,7 @@ function runsOf(list, computed) {
 function speedupOf(c, refCase, reference) {
   const ref = refCase.get(`${c.kernel}/${c.case}`);
   const times = ref && c.variant !== reference ? refTimes(c, ref) : void 0;
-  return times ? r4(times[1] / times[0]) : null;
+  return times ? r4(times.ms[1] / times.ms[0]) : null;
 }
 function flagOf(c) {
   const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";

@@ -7,8 +7,9 @@
 import { relative } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { StoredAcceptance } from '../store/index.js';
+import { refTimes } from '../judge/index.js';
 import { configReferences, fillVerdicts, thresholdPctOf } from './dashboard-verdicts.js';
-import { recordCases, refTimes, type HistoryCase, type HistoryRecord } from './record.js';
+import { recordCases, type HistoryCase, type HistoryRecord } from './record.js';
 
 /** Flags of a point: 1 SLOWER than its baseline, 2 FASTER, 3 a wrong result (or an error). */
 const FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 } as const;
@@ -35,7 +36,7 @@ export interface DashboardSeries {
   ms: Num[];
   tp: Num[];
   /** the reference's time ÷ this time on the same case and run (their balanced estimates where
-   * both carry one, else their medians: record.refTimes): > 1 is faster */
+   * both carry one, else their medians: judge's refTimes): > 1 is faster */
   sp: Num[];
   f: number[];
   /** the case's threshold, %, as the report judges it (at the newest median) */
@@ -113,7 +114,7 @@ function runsOf(list: HistoryRecord[], computed: Set<HistoryRecord>): DashboardR
   });
 }
 
-/** The reference's time ÷ this case's on the same case (record.refTimes: balanced where both
+/** The reference's time ÷ this case's on the same case (judge's refTimes: balanced where both
  * carry it); null for the reference itself or without one. */
 function speedupOf(
   c: HistoryCase,
@@ -122,7 +123,7 @@ function speedupOf(
 ): Num {
   const ref = refCase.get(`${c.kernel}/${c.case}`);
   const times = ref && c.variant !== reference ? refTimes(c, ref) : undefined;
-  return times ? r4(times[1] / times[0]) : null;
+  return times ? r4(times.ms[1] / times.ms[0]) : null;
 }
 
 /** A point's flag: a wrong result or an error first, then SLOWER, then FASTER. */

@@ -3,7 +3,7 @@
 // the kernel's reference, verdict), per run where it came from. Raw samples stay in the run's
 // artifact: for the 217-case set a record is 45 KB of text (1/20 of its results file) and about
 // 5 KB once git has packed it (docs/history.md, "Growth").
-import { timingMethodKind } from '../judge/index.js';
+import { refTimes, timingMethodKind } from '../judge/index.js';
 import { median, sortedCopy } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults, Timing } from '../results/index.js';
 import type { StoredAcceptance } from '../store/index.js';
@@ -371,7 +371,7 @@ export function recordCases(record: HistoryRecord): HistoryCase[] {
     if (c.hi_pct !== undefined) c.hi_ms = m * (1 + c.hi_pct / 100);
     const ref = refCase.get(`${c.kernel}/${c.case}`);
     const times = ref && record.references[c.kernel] !== c.variant ? refTimes(c, ref) : undefined;
-    if (times) c.ref_ratio = times[0] / times[1];
+    if (times) c.ref_ratio = times.ms[0] / times.ms[1];
     const w = record.work?.[c.kernel]?.[c.case];
     if (w && m > 0) {
       if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
@@ -379,21 +379,4 @@ export function recordCases(record: HistoryRecord): HistoryCase[] {
     }
   }
   return cases;
-}
-
-/**
- * The two times a case's ratio to its reference's case compares, [this, reference]: their balanced
- * estimates where both carry one (at a power cap a sample reads what ran before it, and the median
- * of such a mix falls wherever the ranks put it: the tiers' rule, docs/judging.md), else their
- * medians; undefined without both, or with a time that is not positive.
- */
-export function refTimes(
-  c: Pick<HistoryCase, 'median_ms' | 'balanced_ms'>,
-  ref: Pick<HistoryCase, 'median_ms' | 'balanced_ms'>,
-): [number, number] | undefined {
-  const both = c.balanced_ms !== undefined && ref.balanced_ms !== undefined;
-  const mine = both ? c.balanced_ms : c.median_ms;
-  const theirs = both ? ref.balanced_ms : ref.median_ms;
-  if (mine === undefined || theirs === undefined || !(mine > 0) || !(theirs > 0)) return undefined;
-  return [mine, theirs];
 }

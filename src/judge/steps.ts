@@ -122,7 +122,10 @@ function testSplit(
  * longest run of nights ending tonight that all moved beyond the threshold from the median of the
  * nights before it, or undefined when tonight has not moved.
  */
-export function stepTest(seriesMs: readonly number[], options: StepOptions): StepFinding | undefined {
+export function stepTest(
+  seriesMs: readonly number[],
+  options: StepOptions,
+): StepFinding | undefined {
   const opts: Required<StepOptions> = {
     window: STEP_WINDOW,
     minBefore: STEP_MIN_BEFORE,

@@ -149,3 +149,28 @@ export function findMeasurementErrors(
   }
   return errors;
 }
+
+/** The two times a ratio between two cases compares, [this case's, the reference's], and which
+ * estimate they are. */
+export interface ComparedTimes {
+  statistic: 'balanced' | 'median';
+  ms: [number, number];
+}
+
+/**
+ * The times a case's ratio to its reference's case compares: their balanced estimates
+ * (timing.balanced_ms) where both carry one, else their medians. At a power cap a sample reads
+ * what ran before it, so a case's samples come in modes that the median falls between wherever
+ * the ranks put it (docs/judging.md, Tiers). Undefined without both, or with a time that is not
+ * positive. The tiers, the history's ratios and the dashboard's speedups all take this rule.
+ */
+export function refTimes(
+  c: { median_ms?: number; balanced_ms?: number },
+  ref: { median_ms?: number; balanced_ms?: number },
+): ComparedTimes | undefined {
+  const both = c.balanced_ms !== undefined && ref.balanced_ms !== undefined;
+  const mine = both ? c.balanced_ms : c.median_ms;
+  const theirs = both ? ref.balanced_ms : ref.median_ms;
+  if (mine === undefined || theirs === undefined || !(mine > 0) || !(theirs > 0)) return undefined;
+  return { statistic: both ? 'balanced' : 'median', ms: [mine, theirs] };
+}

@@ -15,6 +15,7 @@ import {
   caseTflops,
   findMeasurementErrors,
   peakTflops,
+  refTimes,
   tflopsAt,
 } from './throughput.js';
 import { caseKey } from './verdicts.js';
@@ -246,22 +247,19 @@ function referenceCase(g: Grading, name: string): CaseResult | undefined {
 }
 
 /**
- * The reference's time for the ratio, the candidate's graded time set to match: at a power cap a
- * sample reads what ran before it, so a case's samples come in modes that the median falls
- * between; where the candidate and the reference both carry the harness's balanced estimate (each
- * predecessor weighed once) the ratio compares those (docs/judging.md, Tiers), else the medians.
+ * The reference's time for the ratio, the candidate's graded time set to match: the balanced
+ * estimates where both carry one, else the medians (refTimes).
  */
 function pairedTimes(g: Grading, refTiming: NonNullable<CaseResult['timing']>): number {
   const { status } = g;
-  const candBal = g.target.timing?.balanced_ms;
-  const refBal = refTiming.balanced_ms;
-  const balanced = candBal !== undefined && refBal !== undefined;
-  status.statistic = balanced ? 'balanced' : 'median';
-  if (!balanced) return refTiming.median_ms;
-  g.medianMs = candBal;
-  status.medianMs = candBal;
-  status.tflops = tflopsAt(g.target, candBal) ?? status.tflops;
-  return refBal;
+  const times = refTimes(g.target.timing ?? {}, refTiming);
+  status.statistic = times?.statistic ?? 'median';
+  if (times?.statistic !== 'balanced') return refTiming.median_ms;
+  const [mine, theirs] = times.ms;
+  g.medianMs = mine;
+  status.medianMs = mine;
+  status.tflops = tflopsAt(g.target, mine) ?? status.tflops;
+  return theirs;
 }
 
 /** A metric sets the status's value and returns the median a rung's `min` needs; or a problem. */

@@ -82,7 +82,9 @@ export interface HistoryTrend {
 const paired = (r: KernelgateResults) =>
   r.run.paired_base !== undefined || r.cases.some((c) => c.paired !== undefined);
 
-function runIdentity(r: KernelgateResults): Record<(typeof RUN_IDENTITY)[number], string | undefined> {
+function runIdentity(
+  r: KernelgateResults,
+): Record<(typeof RUN_IDENTITY)[number], string | undefined> {
   const env = r.environment;
   return {
     harness: r.run.harness,
@@ -163,7 +165,8 @@ function caseSegment(
       if (!differ(from, to)) continue;
       start = i;
       const same = own.find(
-        (x) => x.field === field && x.startedAt === run.started_at && x.from === from && x.to === to,
+        (x) =>
+          x.field === field && x.startedAt === run.started_at && x.from === from && x.to === to,
       );
       if (same) same.cases!.push(key);
       else {
@@ -307,8 +310,7 @@ function attributeToMachine(
     const [startedAt, direction] = at.split('\u0000') as [string, StepFinding['direction']];
     const pcts = moved.map((t) => t.finding!.changePct).sort((a, b) => a - b);
     const mid = pcts.length / 2;
-    const medianPct =
-      pcts.length % 2 ? pcts[Math.floor(mid)]! : (pcts[mid - 1]! + pcts[mid]!) / 2;
+    const medianPct = pcts.length % 2 ? pcts[Math.floor(mid)]! : (pcts[mid - 1]! + pcts[mid]!) / 2;
     machine.push({ direction, startedAt, moved: moved.length, of: timedRefs, medianPct });
   }
   for (const t of cases) {

@@ -71,7 +71,8 @@ export function applyTuning(cases: CaseComparison[]): CaseComparison[] {
     const arm = c.method === 'paired' ? c.current?.paired?.base_tuning : undefined;
     const armMove = arm !== undefined ? retuneOf(arm, now, 'arms') : undefined;
     const stored = c.baseline?.tuning;
-    const storedMove = stored !== undefined && !armMove ? retuneOf(stored, now, 'stored') : undefined;
+    const storedMove =
+      stored !== undefined && !armMove ? retuneOf(stored, now, 'stored') : undefined;
     const retune = armMove ?? storedMove;
     if (!retune) continue;
     c.retune = retune;
