@@ -112,6 +112,16 @@ def parse_args(argv):
     )
     p.add_argument("--lead-ms", type=float, default=60.0, help="--settle's leads: how long each lasts (default 60 ms)")
     p.add_argument(
+        "--settle-leads",
+        type=settle_leads,
+        default=list(SETTLE_LEADS),
+        metavar="LEAD,...",
+        help="--settle's leads (default cool,hot): cool, hot, or a runner's name (its calls back to back for --lead-ms, "
+        "e.g. sdpa_default: what the harness's rounds put before a sample), each optionally followed by +reset (then "
+        "cudaCtxResetPersistingL2Cache: lines the lead left marked to stay in the L2 become normal) or +flush (then "
+        "writes over four times the L2's size: its normal lines go)",
+    )
+    p.add_argument(
         "--mix",
         action="store_true",
         help="time the attention kernel's other variants too (kernel.yml's: the harness's mix, the CUDA ones built once "
@@ -553,18 +563,74 @@ def time_runners(torch, runners, inputs, out, args, what, clock=None):
 
 
 SETTLE_LEADS = ("cool", "hot")
+SETTLE_AFTER = ("reset", "flush")  # what --settle-leads' "+..." does between a lead and the calls
 GEMM_N = 8192  # the hot lead's GEMM: fp16 8192^3, about 1.6 ms on an H100, at the power cap
 
 
-def settle_runners(torch, runners, inputs, out, args, what, power=None):
+def settle_leads(text):
+    """--settle-leads' value: [lead, ...], each "cool", "hot" or a runner's name (checked against the
+    case's runners when the settle runs), optionally "+reset" or "+flush"; no repeats."""
+    leads = [x.strip() for x in text.split(",")]
+    for lead in leads:
+        base, plus, after = lead.partition("+")
+        if not base or (plus and after not in SETTLE_AFTER):
+            raise argparse.ArgumentTypeError(
+                f"{lead!r}: expected cool, hot or a runner's name, optionally followed by +reset or +flush"
+            )
+    if len(set(leads)) != len(leads):
+        raise argparse.ArgumentTypeError(f"{text!r}: a lead named twice")
+    return leads
+
+
+def cudart_reset_persisting_l2(torch):
+    """A function that waits for the GPU, then calls cudaCtxResetPersistingL2Cache (every L2 line
+    marked persisting, evict_last among them, made normal) in the runtime torch loaded."""
+    import ctypes
+    import glob
+
+    paths = ["libcudart.so.13", "libcudart.so.12"]
+    try:
+        import nvidia  # the wheels' runtime, where torch found it
+
+        for root in nvidia.__path__:
+            paths += sorted(glob.glob(os.path.join(root, "*", "lib", "libcudart.so.*")))
+    except ImportError:
+        pass
+    for path in paths:
+        try:
+            fn = ctypes.CDLL(path).cudaCtxResetPersistingL2Cache
+            break
+        except (OSError, AttributeError):
+            continue
+    else:
+        raise SystemExit("--settle-leads ...+reset: no CUDA runtime found (libcudart.so.13 or .12) with cudaCtxResetPersistingL2Cache")
+
+    def reset():
+        torch.cuda.synchronize()
+        rc = fn()
+        if rc != 0:
+            raise RuntimeError(f"cudaCtxResetPersistingL2Cache returned {rc}")
+
+    return reset
+
+
+def settle_runners(torch, runners, inputs, out, args, what, power=None, l2_reset=None):
     """--settle: in each of args.rounds repetitions, every (runner, lead) pair in a shuffled order
     (seeded by `what`): the lead (cool: a spin of args.lead_ms at little power; hot: fp16 GEMMs for
-    as long, the power cap's load), then args.settle calls of the runner back to back, each between
-    its own events. {runner: {lead: [[ms of call 0, 1, ...] per repetition]}}, and NVML's power
-    (`power`, W) read as each sequence ends. A call's time after a cool lead against the same
-    runner's after a hot one says how much the time depends on what ran before it (the harness's
-    rounds put every variant behind every other one, some of them cool); the last calls are the
-    runner's time at its own steady power."""
+    as long, the power cap's load; a runner's name: that runner's calls for about as long; "+reset":
+    then `l2_reset()`, by default cudart_reset_persisting_l2's; "+flush": then a write over four
+    times the L2), then args.settle calls of the runner back to back, each between its own events.
+    The leads are args.settle_leads (cool and hot when absent). {runner: {lead: [[ms of call 0,
+    1, ...] per repetition]}}, and NVML's power (`power`, W) read as each sequence ends. A call's
+    time after a cool lead against the same runner's after a hot one says how much the time
+    depends on what ran before it (the harness's rounds put every variant behind every other one,
+    some of them cool); the last calls are the runner's time at its own steady power."""
+    leads = list(getattr(args, "settle_leads", None) or SETTLE_LEADS)
+    names = [name for name, _ in runners]
+    for lead in leads:
+        base = lead.partition("+")[0]
+        if base not in SETTLE_LEADS and base not in names:
+            raise SystemExit(f"--settle-leads: {lead!r}: {base!r} is neither cool, hot nor a runner of {what} ({', '.join(names)})")
     a = torch.randn(GEMM_N, GEMM_N, device="cuda", dtype=torch.float16)
     b = torch.randn(GEMM_N, GEMM_N, device="cuda", dtype=torch.float16)
     c = torch.empty_like(a)
@@ -585,17 +651,39 @@ def settle_runners(torch, runners, inputs, out, args, what, power=None):
             done = torch.cuda.Event()
             done.record()
             wait(torch, done, f"{what}: {name} warm-up")
-    pairs = [(name, lead) for name, _ in runners for lead in SETTLE_LEADS]
+    lead_calls = {}  # a runner lead's calls: about args.lead_ms of them, from three timed after the warm-up
+    for base in dict.fromkeys(lead.partition("+")[0] for lead in leads):
+        if base not in SETTLE_LEADS:
+            start.record()
+            for _ in range(3):
+                fns[base](inputs, out)
+            stop.record()
+            wait(torch, stop, f"{what}: {base} as a lead")
+            lead_calls[base] = max(1, math.ceil(args.lead_ms / (start.elapsed_time(stop) / 3)))
+    if any(lead.endswith("+reset") for lead in leads) and l2_reset is None:
+        l2_reset = cudart_reset_persisting_l2(torch)
+    flush = None
+    if any(lead.endswith("+flush") for lead in leads):
+        flush = torch.empty(4 * torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size, dtype=torch.uint8, device="cuda")
+    pairs = [(name, lead) for name, _ in runners for lead in leads]
     rng = random.Random(what)
-    result = {name: {lead: [] for lead in SETTLE_LEADS} for name, _ in runners}
-    watts = {name: {lead: [] for lead in SETTLE_LEADS} for name, _ in runners}
+    result = {name: {lead: [] for lead in leads} for name, _ in runners}
+    watts = {name: {lead: [] for lead in leads} for name, _ in runners}
     for r in range(args.rounds):
         for name, lead in rng.sample(pairs, len(pairs)):
-            if lead == "cool":
+            base, _, after = lead.partition("+")
+            if base == "cool":
                 torch.cuda._sleep(spin)
-            else:
+            elif base == "hot":
                 for _ in range(gemms):
                     torch.matmul(a, b, out=c)
+            else:
+                for _ in range(lead_calls[base]):
+                    fns[base](inputs, out)
+            if after == "reset":
+                l2_reset()
+            elif after == "flush":
+                flush.zero_()
             events = [torch.cuda.Event(enable_timing=True) for _ in range(args.settle + 1)]
             events[0].record()
             for k in range(args.settle):
@@ -607,6 +695,8 @@ def settle_runners(torch, runners, inputs, out, args, what, power=None):
             result[name][lead].append([events[k].elapsed_time(events[k + 1]) for k in range(args.settle)])
     del a, b, c
     doc = {"calls": args.settle, "lead_ms": args.lead_ms, "hot_lead_gemms": gemms, "runners": result}
+    if lead_calls:
+        doc["lead_calls"] = lead_calls
     if power is not None:
         doc["power_w_at_end"] = watts
     return doc

@@ -3,7 +3,9 @@ before a round's first sample, one sample of a variant (an event pair, or the wa
 CPU) and the rounds until each variant's stop rule says so. Driven by timing.Timer.bench for one
 revision, or by the parent's paired case (pwarm, psample) for two."""
 
+import random
 import time
+from collections import Counter
 
 from .device import SPIN_CYCLES_PER_MS
 from .integrity import prims_of
@@ -16,17 +18,10 @@ LEAD_IN_MAX_MS = 10.0
 HOST_MS_SETTLE = 4
 
 
-def round_order(names, r):
-    """Round r's order of the group's variants: a Williams design, rows of a Latin square in which
-    every variant follows every other one equally often (each ordered neighbour pair once in n
-    rounds for an even n, in 2n rounds for an odd n, whose square is followed by its mirror) and
-    takes every place equally often (the first, behind the lead-in, too). A kernel that leaves
-    the GPU cool, or under its power cap, hands the next one a higher clock: rotated rounds, the
-    order until 2026-11-27 (the fourteenth session), kept every variant behind the same
-    predecessor, and on three H100 pushes (runs 117, 124, 128) sdpa_cudnn and sdpa_default, the
-    same cuDNN kernel, read up to 6.7 % apart; the first push in this order (run 132) read seven
-    of the eight headline cases within 1.4 % (test/python/test_sampling_group.py)."""
-    n = len(names)
+def williams_row(n, row):
+    """Row `row` of a Williams design over n symbols (0..n-1): a Latin square in which every symbol
+    follows every other one once in n rows for an even n; for an odd n, rows n..2n-1 are the
+    square's rows reversed (its mirror), and each ordered pair comes twice in the 2n."""
     if n == 0:
         return []
     first, lo, hi = [0], 1, n - 1
@@ -37,11 +32,72 @@ def round_order(names, r):
         else:
             first.append(hi)
             hi -= 1
-    row = r % (n if n % 2 == 0 else 2 * n)
+    row %= n if n % 2 == 0 else 2 * n
     seq = [(x + row % n) % n for x in first]
     if row >= n:
         seq.reverse()
-    return [names[i] for i in seq]
+    return seq
+
+
+def round_order(names, r, relabel=True):
+    """Round r's order of the group's variants: a Williams design (williams_row), rows of a Latin
+    square in which every variant follows every other one equally often (each ordered neighbour
+    pair once in a cycle of n rounds for an even n, twice in 2n for an odd n) and takes every place
+    equally often (the first, behind the lead-in, too). A kernel that leaves the GPU cool, or under
+    its power cap, hands the next one a higher clock: rotated rounds, the order until 2026-11-27
+    (the fourteenth session), kept every variant behind the same predecessor, and on three H100
+    pushes (runs 117, 124, 128) sdpa_cudnn and sdpa_default, the same cuDNN kernel, read up to
+    6.7 % apart; the first push in this order (run 132) read seven of the eight headline cases
+    within 1.4 % (test/python/test_sampling_group.py).
+
+    Each cycle assigns the square's symbols to the variants afresh (relabel, the default since
+    2026-11-29, the twenty-fifth session): a seeded shuffle per cycle, the same for every run. The
+    square's rows are shifts of one row, so within one labelling what ran two places ahead of a
+    sample is fixed by its predecessor: on the recorded H200 pushes our attention kernel's samples
+    behind the three hot attention variants always had cublas_attn (70 ms of GEMMs at the power
+    cap) two places ahead, SDPA's default's behind the same three cuda_fa2 (cool), and its samples
+    behind the cool variants ran 5-6 % faster than SDPA's where those behind the hot ones read alike.
+    Relabelled, the first-order balance of every cycle holds and what ran two places ahead varies
+    from cycle to cycle. relabel=False gives the single labelling (the order of the runs recorded
+    before)."""
+    n = len(names)
+    if n == 0:
+        return []
+    label = cycle_labels(n, r // (n if n % 2 == 0 else 2 * n)) if relabel else range(n)
+    return [names[label[i]] for i in williams_row(n, r)]
+
+
+LABEL_CANDIDATES = 64  # labellings a cycle chooses its own from
+_LABELS: dict[int, tuple[list[list[int]], Counter]] = {}  # n: ([labelling of cycle 0, 1, ...], Counter of the (two ahead, predecessor, variant) triples so far)
+
+
+def cycle_labels(n, c):
+    """The labelling of cycle c over n variants ([symbol's variant index]): of LABEL_CANDIDATES
+    seeded shuffles, the one whose rows repeat the fewest (two ahead, predecessor, variant) triples
+    of the cycles before it (the lead-in as a variant -1), so what runs two places ahead of each
+    ordered pair changes from cycle to cycle (over the six cycles of a time-capped push of eight
+    variants, no pair has the same one ahead more than twice). Deterministic: the same for every
+    run, computed once per n and kept."""
+    labels, seen = _LABELS.setdefault(n, ([], Counter()))
+    while len(labels) <= c:
+        rng = random.Random(f"kernelgate round_order {n} {len(labels)}")
+        best = min(
+            (rng.sample(range(n), n) for _ in range(LABEL_CANDIDATES)),
+            key=lambda lab: sum(2 * seen[t] + 1 for t in cycle_triples(n, lab)),
+        )
+        labels.append(best)
+        seen.update(cycle_triples(n, best))
+    return labels[c]
+
+
+def cycle_triples(n, label):
+    """The (two ahead, predecessor, variant) index triples of one cycle's rows under `label` (-1: the
+    lead-in, ahead of a round's first two)."""
+    out = []
+    for row in range(n if n % 2 == 0 else 2 * n):
+        seq = [-1, -1] + [label[i] for i in williams_row(n, row)]
+        out += [(seq[i - 2], seq[i - 1], seq[i]) for i in range(3, len(seq))]
+    return out
 
 
 class Sampler:

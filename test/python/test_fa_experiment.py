@@ -2199,6 +2199,48 @@ def test_settle_times_each_runner_after_a_cool_and_a_hot_lead_then_at_its_own_st
     assert fa.parse_args(["--build", "base=", "--settle", "8", "--out", "x.json"]).settle == 8
 
 
+def test_settle_leads_may_be_a_runner_then_an_l2_reset_or_flush():
+    """--settle-leads: a runner's name leads with its own calls for about --lead-ms (from three timed
+    after the warm-up), +reset calls the L2 reset after the lead, +flush writes a buffer of four
+    times the L2 over it; each (runner, lead) sequence is then the runner's calls, timed."""
+    gpu = SettleGpu({})
+    resets, flushes = [], []
+    torch = gpu.torch()
+    torch.uint8 = "u8"
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.get_device_properties = lambda i: types.SimpleNamespace(L2_cache_size=60 << 20)
+    torch.empty = lambda n, dtype, device: types.SimpleNamespace(n=n, zero_=lambda: (flushes.append(n), gpu.run("flush", 0.1)))
+    runners = [("base", lambda inputs, out: gpu.run("base", 20.0)), ("sdpa_default", lambda inputs, out: gpu.run("sdpa_default", 21.0))]
+    leads = fa.parse_args(["--build", "base=", "--settle", "2", "--settle-leads", "cool,sdpa_default,sdpa_default+reset,base+flush", "--out", "x"]).settle_leads
+    assert leads == ["cool", "sdpa_default", "sdpa_default+reset", "base+flush"]
+    args = types.SimpleNamespace(settle=2, lead_ms=60.0, rounds=2, warmup_s=0.0, settle_leads=leads)
+    doc = fa.settle_runners(torch, runners, {}, None, args, "case", l2_reset=lambda: resets.append(gpu.prev))
+    assert doc["lead_calls"] == {"sdpa_default": 3, "base": 3}  # 60 ms of 21 and 20 ms calls
+    assert set(doc["runners"]["base"]) == set(leads) and all(len(x) == 2 for r in doc["runners"].values() for x in r.values())
+    # behind a lead of the same runner its first call is at its own rate; behind another's, not
+    assert doc["runners"]["base"]["base+flush"] == [[20.0, 20.0]] * 2
+    assert doc["runners"]["sdpa_default"]["sdpa_default"] == [[21.0, 21.0]] * 2
+    assert resets == ["sdpa_default"] * 4  # two runners, two repetitions, right after the lead's calls
+    assert flushes == [4 * (60 << 20)] * 4
+    assert doc["runners"]["sdpa_default"]["base+flush"] == [[21.0, 21.0]] * 2  # behind the flush, not base
+    with pytest.raises(SystemExit, match=r"--settle-leads: 'cudnn\+reset': 'cudnn' is neither cool, hot nor a runner of case \(base, sdpa_default\)"):
+        fa.settle_runners(torch, runners, {}, None, types.SimpleNamespace(**{**vars(args), "settle_leads": ["cudnn+reset"]}), "case")
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("cool,hot+cold", "'hot+cold': expected cool, hot or a runner's name, optionally followed by +reset or +flush"),
+        ("+reset", "'+reset': expected cool, hot or a runner's name, optionally followed by +reset or +flush"),
+        ("cool,cool", "'cool,cool': a lead named twice"),
+    ],
+)
+def test_settle_leads_refuses_what_it_cannot_run(value, message, capsys):
+    with pytest.raises(SystemExit):
+        fa.parse_args(["--build", "base=", "--settle", "2", "--settle-leads", value, "--out", "x"])
+    assert f"argument --settle-leads: {message}" in capsys.readouterr().err
+
+
 def test_on_an_h200_a_headline_call_reads_what_ran_before_it_and_settles_in_about_100_ms():
     """Run 198 (an H200, the twenty-third session, fa-experiment.py --settle 8): each runner's eight
     calls back to back after a cool lead (a 60 ms spin) and after a hot one (60 ms of cuBLAS at the
@@ -2242,16 +2284,17 @@ def williams_cycle_means(results, case):
     return {v: statistics.mean(x[:whole]) for v, x in got.items()}, behind_in_rounds(got, n)
 
 
-def behind_in_rounds(got, rounds=None):
+def behind_in_rounds(got, rounds=None, relabel=False):
     """{variant: [(predecessor, ms), ...]} for one case's samples ({variant: samples_ms}, in the
     order the harness timed them): round r in sampling.round_order's order over the variants in the
-    results' order (None behind the lead-in); each variant's own samples (rounds: at most that many)."""
+    results' order (None behind the lead-in); each variant's own samples (rounds: at most that many).
+    relabel: the design's since the twenty-fifth session (the recordings read here are older)."""
     from kernelgate_harness.sampling import round_order
 
     names = list(got)
     behind = {v: [] for v in names}
     for r in range(rounds if rounds is not None else max(len(x) for x in got.values())):
-        order = round_order(names, r)
+        order = round_order(names, r, relabel=relabel)
         for i, v in enumerate(order):
             if r < len(got[v]):
                 behind[v].append((order[i - 1] if i else None, got[v][r]))

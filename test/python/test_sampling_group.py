@@ -82,17 +82,59 @@ def test_a_failed_variant_ends_and_the_others_go_on():
     assert b.samples["b"]["ms"] == [] and len(b.samples["a"]["ms"]) == 10
 
 
+@pytest.mark.parametrize("relabel", [True, False])
 @pytest.mark.parametrize("n", range(1, 10))
-def test_the_rounds_orders_are_balanced_every_variant_behind_every_other_equally_often(n):
+def test_the_rounds_orders_are_balanced_every_variant_behind_every_other_equally_often(n, relabel):
     names = [f"v{i}" for i in range(n)]
     cycle = n if n % 2 == 0 else 2 * n  # an odd square is followed by its mirror
-    rows = [round_order(names, r) for r in range(cycle)]
-    assert all(sorted(row) == names for row in rows)
-    places = Counter((v, i) for row in rows for i, v in enumerate(row))
-    assert set(places.values()) == {cycle // n}  # every place, the first (behind the lead-in) too
-    behind = Counter((row[i], row[i + 1]) for row in rows for i in range(n - 1))
-    assert len(behind) == n * (n - 1) and set(behind.values()) <= {cycle // n}
-    assert [round_order(names, r + cycle) for r in range(cycle)] == rows
+    for c in range(4):  # every cycle, whatever labels it gives the square
+        rows = [round_order(names, c * cycle + r, relabel=relabel) for r in range(cycle)]
+        assert all(sorted(row) == names for row in rows)
+        places = Counter((v, i) for row in rows for i, v in enumerate(row))
+        assert set(places.values()) == {cycle // n}  # every place, the first (behind the lead-in) too
+        behind = Counter((row[i], row[i + 1]) for row in rows for i in range(n - 1))
+        assert len(behind) == n * (n - 1) and set(behind.values()) <= {cycle // n}
+    again = [round_order(names, cycle + r, relabel=relabel) for r in range(cycle)]
+    assert (again == [round_order(names, r, relabel=relabel) for r in range(cycle)]) == (not relabel or n < 3)
+    assert again == [round_order(list(names), cycle + r, relabel=relabel) for r in range(cycle)]  # the same in every run
+
+
+def two_ahead(names, cycles, relabel):
+    """{(predecessor, variant): Counter of what ran two places ahead of the variant} over `cycles`
+    cycles of round_order's rounds (None: the round's lead-in)."""
+    n = len(names)
+    cycle = n if n % 2 == 0 else 2 * n
+    out = {}
+    for r in range(cycles * cycle):
+        row = round_order(names, r, relabel=relabel)
+        for i in range(1, n):
+            out.setdefault((row[i - 1], row[i]), Counter())[row[i - 2] if i > 1 else None] += 1
+    return out
+
+
+def test_relabelled_cycles_vary_what_ran_two_places_ahead_of_a_sample():
+    """The twenty-fifth session: the square's rows are shifts of one row, so with one labelling the
+    variant two places ahead of a sample is fixed by its predecessor. Run 202's push (an H200, the
+    attention headline, eight variants in the results' order): cuda_fa_wgmma's samples behind
+    triton_fa2, sdpa_cudnn and sdpa_default (the hot attention kernels) all had cublas_attn (70 ms
+    of GEMMs at the power cap) two places ahead; sdpa_default's behind the same three (its own
+    kernel's twin, ours and triton_fa2) all had cuda_fa2, a cool one. Relabelled every cycle, over
+    the six cycles of a time-capped push (49 samples), no pair's samples have the same variant two
+    places ahead more than twice, and over 40 cycles every variant comes there."""
+    names = ["triton_fa2", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "sdpa_default", "cuda_fa2", "cuda_fa_wgmma", "cublas_attn"]
+    fixed = two_ahead(names, 6, relabel=False)
+    hot = ("triton_fa2", "sdpa_cudnn", "sdpa_default")
+    assert all(fixed[(p, "cuda_fa_wgmma")] == Counter({"cublas_attn": 6}) for p in hot)
+    assert all(fixed[(p, "sdpa_default")] == Counter({"cuda_fa2": 6}) for p in ("triton_fa2", "sdpa_cudnn", "cuda_fa_wgmma"))
+    assert all(len(c) == 1 for c in fixed.values())
+    mixed = two_ahead(names, 6, relabel=True)
+    assert len(mixed) == 8 * 7 and all(sum(c.values()) == 6 for c in mixed.values())
+    assert max(k for c in mixed.values() for k in c.values()) == 2
+    for n in (3, 4, 5, 8, 9):
+        names = [f"v{i}" for i in range(n)]
+        long = two_ahead(names, 40, relabel=True)
+        # every other variant (and the lead-in, for pairs that open a round) comes two ahead
+        assert all(set(c) - {None} == set(names) - set(pair) for pair, c in long.items()), n
 
 
 def test_sampling_puts_each_variant_behind_each_other_not_always_behind_the_same():
@@ -103,7 +145,8 @@ def test_sampling_puts_each_variant_behind_each_other_not_always_behind_the_same
     assert len(rounds) == 10
     ahead_of_d = {r[r.index("d") - 1] for r in rounds if r[0] != "d"}
     assert ahead_of_d == {"a", "b", "c"}
-    assert rounds[:4] == [list("abdc"), list("bcad"), list("cdba"), list("dacb")]
+    assert rounds[:4] == [round_order(list("abcd"), r) for r in range(4)]
+    assert [round_order(list("abcd"), r, relabel=False) for r in range(4)] == [list("abdc"), list("bcad"), list("cdba"), list("dacb")]
 
 
 def test_the_recorded_pushes_with_rotated_rounds_read_one_cudnn_kernel_up_to_7_percent_apart():
