@@ -38492,6 +38492,11 @@ var results_schema_default = {
           maximum: 36e5,
           description: "ms of one call, balanced over what the samples ran behind: the mean over the case's variants a sample followed in its round (and the round's lead-in) of the median of the kept samples behind each. At a power cap a sample reads what ran before it, so the samples of a case whose variants differ in power come in modes that the median falls between (docs/harness.md, samples round by round); the tiers compare this where both sides have it. Absent where the samples followed fewer than two (a variant timed alone, a paired run's arms)"
         },
+        after: {
+          type: "array",
+          items: { type: "string", maxLength: 200 },
+          description: `the variant each kept sample ran behind in its round, one per samples_ms entry ("" behind the round's lead-in): the groups balanced_ms weighs. Present with balanced_ms`
+        },
         balanced_groups: {
           type: "integer",
           minimum: 2,

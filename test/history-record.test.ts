@@ -118,7 +118,7 @@ describe('history record', () => {
     const extra = structuredClone(back);
     (extra.cases[0]!.timing as unknown as Record<string, unknown>).median_ci_mid_ms = 1;
     expect(() => validateResults(extra, 'record.json')).toThrow(
-      'record.json: cases[0].timing.median_ci_mid_ms (gemm/cublas op=matmul,dtype=bf16,M=8192,N=8192,K=8192) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, median_ci_lo_ms, median_ci_hi_ms, median_ci_confidence, balanced_ms, balanced_groups, n_samples, n_discarded_throttled, stop_reason, samples_span, warmup_ms, l2_flush, input_sets, l2_state)',
+      'record.json: cases[0].timing.median_ci_mid_ms (gemm/cublas op=matmul,dtype=bf16,M=8192,N=8192,K=8192) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, median_ci_lo_ms, median_ci_hi_ms, median_ci_confidence, balanced_ms, after, balanced_groups, n_samples, n_discarded_throttled, stop_reason, samples_span, warmup_ms, l2_flush, input_sets, l2_state)',
     );
   });
 

@@ -76,7 +76,7 @@ describe('loadResults', () => {
     [
       'a misspelled field',
       (d) => (d.cases[0].timing.medain_ms = 1),
-      'cases[0].timing.medain_ms (attention/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, median_ci_lo_ms, median_ci_hi_ms, median_ci_confidence, balanced_ms, balanced_groups, n_samples, n_discarded_throttled, stop_reason, samples_span, warmup_ms, l2_flush, input_sets, l2_state)',
+      'cases[0].timing.medain_ms (attention/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, median_ci_lo_ms, median_ci_hi_ms, median_ci_confidence, balanced_ms, after, balanced_groups, n_samples, n_discarded_throttled, stop_reason, samples_span, warmup_ms, l2_flush, input_sets, l2_state)',
     ],
     [
       'a rel_l2 that is a string',

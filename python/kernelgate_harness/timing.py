@@ -360,9 +360,13 @@ class Timer:
             if clk:
                 timing["sm_clock_mhz"] = clk
                 timing["power_w"] = pw
-            bal = balanced(s["ms"], s["after"], unthrottled(len(s["ms"]), s["clk"]))
+            keep = unthrottled(len(s["ms"]), s["clk"])
+            bal = balanced(s["ms"], s["after"], keep)
             if bal is not None:
                 timing["balanced_ms"], timing["balanced_groups"] = bal
+                # each kept sample's predecessor: what the estimate grouped (the design's
+                # labelling need not be rebuilt to read a run, docs/harness.md)
+                timing["after"] = [s["after"][i] for i in keep]
             records[v]["timing"] = timing
             refuse_zero_time(records[v])
         self.finish(b)

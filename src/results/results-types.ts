@@ -546,6 +546,10 @@ export interface Timing {
    */
   balanced_ms?: number;
   /**
+   * the variant each kept sample ran behind in its round, one per samples_ms entry ("" behind the round's lead-in): the groups balanced_ms weighs. Present with balanced_ms
+   */
+  after?: string[];
+  /**
    * how many predecessors balanced_ms weighs: the case's other variants and the lead-in, those the kept samples followed
    */
   balanced_groups?: number;

@@ -172,3 +172,22 @@ def test_the_recorded_pushes_with_rotated_rounds_read_one_cudnn_kernel_up_to_7_p
     bf16_d128 = "dtype=bf16,B=16,H=96,S=4096,D=128,causal=false"
     fp16_d64 = "dtype=fp16,B=16,H=96,S=4096,D=64,causal=false"
     assert all(r[bf16_d128] < 0.97 and r[fp16_d64] > 1.007 for r in ratios.values())
+
+
+def test_a_case_timed_beside_others_records_what_each_kept_sample_ran_behind(run_harness):
+    """timing.after: one predecessor per kept sample ("" behind the round's lead-in), the groups
+    balanced_ms weighs, so a reader need not rebuild the rounds' orders (their labelling changed
+    in the twenty-fifth session)."""
+    from conftest import FIXTURE_KERNELS
+    from kernelgate_harness.stats import balanced
+
+    names = ["good", "tail"]
+    args = ["--variants", ",".join(names), "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.3", "--min-samples", "12"]
+    r = run_harness(*args, kernels=FIXTURE_KERNELS)
+    timed = [c for c in r.doc["cases"] if c.get("timing")]
+    assert sorted(c["variant"] for c in timed) == names
+    for c in timed:
+        t = c["timing"]
+        assert len(t["after"]) == len(t["samples_ms"]) and set(t["after"]) <= {"", *names} - {c["variant"]}
+        assert (t["balanced_ms"], t["balanced_groups"]) == balanced(t["samples_ms"], t["after"])
+        assert t["balanced_groups"] == 2  # the other and the lead-in
