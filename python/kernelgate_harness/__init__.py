@@ -4,7 +4,10 @@ higher-precision oracle, times it, and writes the results document (kernelgate/r
 Kernel modules import the two exceptions below to tell the harness why a case cannot run.
 """
 
-HARNESS_VERSION = "kernelgate-harness 0.1.0"
+# 0.2.0 (2026-11-29): each cycle of the unpaired rounds' Williams design labelled afresh
+# (sampling.round_order), and timing.after recorded. Unpaired medians taken before and after are
+# not like for like (a nightly's trend restarts at a change of this string, src/judge/trend.ts).
+HARNESS_VERSION = "kernelgate-harness 0.2.0"
 
 
 class Unsupported(Exception):

@@ -102,7 +102,7 @@ def test_planted_wrong_fault_fails_the_real_kernel_by_the_known_amount(run_harne
     c = r.case("triton_fa2")
     assert c["status"] == "fail"
     assert abs(c["correctness"]["rel_l2"] - 2e-2) < 1e-3  # faults.WRONG_SCALE
-    assert "[kernelgate] harness kernelgate-harness 0.1.0: 1 kernels on " in r.stdout and "fault planted: attention.triton_fa2:wrong" in r.stdout
+    assert "[kernelgate] harness kernelgate-harness 0.2.0: 1 kernels on " in r.stdout and "fault planted: attention.triton_fa2:wrong" in r.stdout
 
 
 def test_bad_fault_spec_is_refused_with_the_expected_form(run_harness):
