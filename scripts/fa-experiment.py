@@ -163,12 +163,13 @@ def add_run_arguments(p, reference):
     )
     p.add_argument(
         "--order",
-        choices=("shuffle", "rotate", "williams"),
+        choices=("shuffle", "rotate", "williams", "williams-one"),
         default="shuffle",
         help="the runners' order in each round: shuffle (the default: a seeded shuffle per round, so that no runner always "
         "follows the same one), rotate (the order before 2026-11-27: rotated by one each round, which keeps every "
-        "runner behind the same predecessor) or williams (the harness's: every runner behind every other one equally "
-        "often over a cycle of rounds, sampling.round_order)",
+        "runner behind the same predecessor), williams (the harness's: every runner behind every other one equally "
+        "often over a cycle of rounds, each cycle labelled afresh, sampling.round_order) or williams-one (the harness's "
+        "until 2026-11-29: one labelling, which fixes what ran two places ahead by the predecessor)",
     )
     p.add_argument(
         "--clock-probe",
@@ -471,12 +472,12 @@ def round_orders(names, rounds, how, seed):
     the default itself (H100, 2026-11-27, twelfth session, the build behind the slowest one)."""
     if how == "rotate":
         return [names[r % len(names):] + names[: r % len(names)] for r in range(rounds)]
-    if how == "williams":
+    if how in ("williams", "williams-one"):
         # the harness's own orders (sampling.round_order): every runner behind every other one
-        # equally often over a cycle of n rounds (2n for an odd n)
+        # equally often over a cycle of n rounds (2n for an odd n); williams-one: one labelling
         from kernelgate_harness.sampling import round_order
 
-        return [round_order(names, r) for r in range(rounds)]
+        return [round_order(names, r, relabel=how == "williams") for r in range(rounds)]
     rng = random.Random(seed)
     return [rng.sample(names, len(names)) for _ in range(rounds)]
 

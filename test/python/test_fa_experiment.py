@@ -877,6 +877,8 @@ def test_the_order_of_each_round_is_shuffled_so_that_no_runner_always_follows_th
     from kernelgate_harness.sampling import round_order
 
     assert williams == [round_order(names, r) for r in range(10)]
+    assert fa.round_orders(names, 20, "williams-one", "case A") == [round_order(names, r, relabel=False) for r in range(20)]
+    assert fa.round_orders(names, 20, "williams", "case A")[10:] != fa.round_orders(names, 20, "williams-one", "case A")[10:]
     pairs = [(o[i - 1] if i else None, o[i]) for o in williams for i in range(len(o))]
     assert all(pairs.count((p, n)) == 2 for n in names for p in [None, *names] if p != n)
     args = fa.parse_args(["--build", "x=", "--out", "unused.json", "--rounds", "6", "--warmup-s", "0"])
