@@ -18,6 +18,12 @@ LEAD_IN_MAX_MS = 10.0
 HOST_MS_SETTLE = 4
 
 
+def cycle_length(n):
+    """Rounds in one cycle of the Williams design over n variants: n, or 2n for an odd n (the
+    square, then its mirror)."""
+    return n if n % 2 == 0 else 2 * n
+
+
 def williams_row(n, row):
     """Row `row` of a Williams design over n symbols (0..n-1): a Latin square in which every symbol
     follows every other one once in n rows for an even n; for an odd n, rows n..2n-1 are the
@@ -32,7 +38,7 @@ def williams_row(n, row):
         else:
             first.append(hi)
             hi -= 1
-    row %= n if n % 2 == 0 else 2 * n
+    row %= cycle_length(n)
     seq = [(x + row % n) % n for x in first]
     if row >= n:
         seq.reverse()
@@ -51,7 +57,7 @@ def round_order(names, r, relabel=True):
     within 1.4 % (test/python/test_sampling_group.py).
 
     Each cycle assigns the square's symbols to the variants afresh (relabel, the default since
-    2026-11-29, the twenty-fifth session): a seeded shuffle per cycle, the same for every run. The
+    2026-11-29, the twenty-fifth session; cycle_labels), the same for every run. The
     square's rows are shifts of one row, so within one labelling what ran two places ahead of a
     sample is fixed by its predecessor: on the recorded H200 pushes our attention kernel's samples
     behind the three hot attention variants always had cublas_attn (70 ms of GEMMs at the power
@@ -63,7 +69,7 @@ def round_order(names, r, relabel=True):
     n = len(names)
     if n == 0:
         return []
-    label = cycle_labels(n, r // (n if n % 2 == 0 else 2 * n)) if relabel else range(n)
+    label = cycle_labels(n, r // cycle_length(n)) if relabel else range(n)
     return [names[label[i]] for i in williams_row(n, r)]
 
 
@@ -94,7 +100,7 @@ def cycle_triples(n, label):
     """The (two ahead, predecessor, variant) index triples of one cycle's rows under `label` (-1: the
     lead-in, ahead of a round's first two)."""
     out = []
-    for row in range(n if n % 2 == 0 else 2 * n):
+    for row in range(cycle_length(n)):
         seq = [-1, -1] + [label[i] for i in williams_row(n, row)]
         out += [(seq[i - 2], seq[i - 1], seq[i]) for i in range(3, len(seq))]
     return out
