@@ -35410,6 +35410,49 @@ function bootstrapMedian(samples, options) {
     bootstrapped: drawn.length
   };
 }
+function medianResampler(samples) {
+  const drawn = stridedSubsample(samples);
+  const scratch = new Float64Array(drawn.length);
+  return { point: median(samples), draw: (rand) => resampleMedian(drawn, scratch, rand) };
+}
+function balancedResampler(samples, after) {
+  if (after.length !== samples.length) return void 0;
+  const byPredecessor = /* @__PURE__ */ new Map();
+  samples.forEach((ms, i) => {
+    const key = after[i];
+    const group = byPredecessor.get(key);
+    if (group) group.push(ms);
+    else byPredecessor.set(key, [ms]);
+  });
+  if (byPredecessor.size < 2) return void 0;
+  const groups = [...byPredecessor.values()];
+  const scratch = groups.map((g) => new Float64Array(g.length));
+  const mean = (each) => groups.reduce((sum, g, i) => sum + each(g, i), 0) / groups.length;
+  return {
+    point: mean((g) => median(g)),
+    draw: (rand) => mean((g, i) => resampleMedian(g, scratch[i], rand))
+  };
+}
+function bootstrapScale(sides, options) {
+  const rand = seededRandom(options.seed);
+  const factors = new Float64Array(options.resamples);
+  for (let r = 0; r < options.resamples; r++) {
+    let f = 1;
+    for (const { side, exponent } of sides) {
+      const moved4 = side.draw(rand) / side.point;
+      f *= exponent === 1 ? moved4 : 1 / moved4;
+    }
+    factors[r] = f;
+  }
+  factors.sort();
+  const alpha = 1 - options.confidence;
+  return {
+    lo: quantileSorted(factors, alpha / 2),
+    hi: quantileSorted(factors, 1 - alpha / 2),
+    confidence: options.confidence,
+    resamples: options.resamples
+  };
+}
 function normalQuantile(p) {
   if (!(p > 0 && p < 1)) throw new Error(`normalQuantile needs 0 < p < 1, got ${p}`);
   const a = [
@@ -41112,6 +41155,7 @@ var speedup = (g) => {
     status.problem = `the reference ${refName} has no timing for the headline case`;
     return void 0;
   }
+  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   const balanced = status.statistic === "balanced";
   status.referenceMedianMs = refMs;
@@ -41148,6 +41192,7 @@ function gemmRate(g) {
     status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
     return void 0;
   }
+  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   status.referenceMedianMs = refMs;
   status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
@@ -41174,6 +41219,7 @@ var METRICS = {
 };
 function gradeLadder(g, requiredMs) {
   const { status, peak } = g;
+  const { interval: interval2 } = status;
   const declared = status.metric === "pct_peak" ? void 0 : status.declaredReferencePctPeak;
   const flops = g.target.work?.flops;
   const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
@@ -41187,6 +41233,8 @@ function gradeLadder(g, requiredMs) {
     } else if (declared !== void 0) {
       milestone.reachable = milestone.min * declared <= 100;
     }
+    if (interval2)
+      milestone.withinNoise = interval2.lo < milestone.min && interval2.hi >= milestone.min;
     if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
   }
   status.next = status.ladder.find((m) => !m.achieved);
@@ -41213,8 +41261,50 @@ function gradeKernel(results, config, manifest) {
   const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
   const g = { results, manifest, tiers, status, target: target2, medianMs, dtype, peak, msFor };
   const requiredMs = METRICS[tiers.metric](g);
-  if (requiredMs) gradeLadder(g, requiredMs);
+  if (requiredMs) {
+    valueInterval(g, config);
+    gradeLadder(g, requiredMs);
+  }
   return status;
+}
+function sideOf(timing, statistic, who) {
+  const samples = timing.samples_ms;
+  if (samples.length < MIN_SAMPLES_FOR_VERDICT) {
+    return `${who} has ${samples.length} sample(s), fewer than the ${MIN_SAMPLES_FOR_VERDICT} an interval needs`;
+  }
+  if (statistic === "median") return medianResampler(samples);
+  if (!timing.after) {
+    return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;
+  }
+  return balancedResampler(samples, timing.after) ?? `timing.after of ${who} does not name one predecessor for each of its ${samples.length} samples, and two or more in all`;
+}
+function valueInterval(g, config) {
+  const { status, target: target2 } = g;
+  const timing = target2.timing;
+  if (status.value === void 0 || !timing) return;
+  const statistic = status.statistic ?? "median";
+  const parts = [
+    [timing, status.variant, -1]
+  ];
+  if (g.refTiming && status.referenceVariant !== void 0) {
+    parts.push([g.refTiming, status.referenceVariant, 1]);
+  }
+  const sides = [];
+  for (const [t, who, exponent] of parts) {
+    const side = sideOf(t, statistic, who);
+    if (typeof side === "string") {
+      status.intervalProblem = side;
+      return;
+    }
+    sides.push({ side, exponent });
+  }
+  const { confidence, resamples, seed } = config.compare;
+  const scale = bootstrapScale(sides, {
+    confidence,
+    resamples,
+    seed: (seed ^ hashString(`tiers/${status.kernel}/${status.variant}/${status.caseId ?? ""}`)) >>> 0
+  });
+  status.interval = { lo: status.value * scale.lo, hi: status.value * scale.hi, confidence };
 }
 function evaluateTiers(results, config) {
   return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
@@ -44529,9 +44619,17 @@ function valueText(t) {
   if (t.unit === "%") return `${fixed(t.value, 1)} % of peak`;
   return `${fixed(t.value, 2)}×`;
 }
+function intervalText2(t) {
+  const i = t.interval;
+  if (!i) return "";
+  const [digits, unit] = t.unit === "%" ? [1, " %"] : [2, "×"];
+  return `${fixed(i.confidence * 100, 0)} % CI ${fixed(i.lo, digits)}–${fixed(i.hi, digits)}${unit}`;
+}
+var WITHIN_NOISE = ", within the noise";
 function tierCell(t) {
-  const now = t.current ? t.current.grade ? `**${esc(t.current.grade)}** (${esc(t.current.name)})` : `**${esc(t.current.name)}**` : "below the first rung";
-  const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)` : "";
+  const reached = [...t.ladder].reverse().find((m) => m.achieved);
+  const now = t.current ? (t.current.grade ? `**${esc(t.current.grade)}** (${esc(t.current.name)})` : `**${esc(t.current.name)}**`) + (reached?.withinNoise ? WITHIN_NOISE : "") : "below the first rung";
+  const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster${t.next.withinNoise ? WITHIN_NOISE : ""})` : "";
   return `${now}${next}`;
 }
 var NO_GPU_NAMED = "a machine with no GPU named";
@@ -46771,7 +46869,8 @@ function headlineView(input, base) {
     }
     const ours = `${esc(t.variant)} ${formatMs(t.medianMs)} ms, ${fixed(t.tflops, 0)} TFLOPS${t.pinned ? " (pinned)" : t.passing.length > 1 ? ` (fastest of ${t.passing.length})` : ""}`;
     let against;
-    let value = `**${valueText(t)}**`;
+    const ci = intervalText2(t);
+    let value = `**${valueText(t)}**${ci ? ` (${ci})` : ""}`;
     if (t.metric === "pct_peak") {
       against = `datasheet peak ${fixed(t.peakTflops, 1)} TFLOPS`;
     } else if (t.metric === "speedup") {
@@ -46973,7 +47072,7 @@ function tierViews(input) {
       trusted(formatMs(m.requiredMs)),
       trusted(fixed(m.impliedTflops, 1)),
       trusted(
-        m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)"
+        (m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)") + (m.withinNoise ? WITHIN_NOISE : "")
       )
     ]);
     const others = t.passing.slice(1).map((p) => `${p.variant} ${formatMs(p.medianMs)} ms`);
@@ -46986,6 +47085,8 @@ function tierViews(input) {
       balanced: t.statistic === "balanced",
       headline: t.caseId ?? t.headline,
       value: valueText(t),
+      interval: intervalText2(t) || void 0,
+      intervalProblem: t.intervalProblem,
       medianMs: formatMs(t.medianMs),
       tflops: fixed(t.tflops, 1),
       reference: t.referenceVariant,

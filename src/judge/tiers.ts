@@ -9,6 +9,13 @@ import {
   type TierLadderConfig,
   type TierMetric,
 } from '../config/index.js';
+import {
+  balancedResampler,
+  bootstrapScale,
+  hashString,
+  medianResampler,
+  type Resampler,
+} from '../lib/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
 import {
   caseDtype,
@@ -18,7 +25,7 @@ import {
   refTimes,
   tflopsAt,
 } from './throughput.js';
-import { caseKey } from './verdicts.js';
+import { caseKey, MIN_SAMPLES_FOR_VERDICT } from './verdicts.js';
 
 export interface TierMilestone {
   name: string;
@@ -32,6 +39,12 @@ export interface TierMilestone {
   impliedTflops?: number;
   /** false when the implied TFLOPS exceed the chip's datasheet peak; undefined when unknown */
   reachable?: boolean;
+  /**
+   * set where the value has an interval (TierStatus.interval): true when the rung lies inside it
+   * (its low end below the rung, its high end at or above), so whether this run reaches the rung
+   * is within its noise, whichever side of it the value fell
+   */
+  withinNoise?: boolean;
 }
 
 export interface TierStatus {
@@ -77,6 +90,14 @@ export interface TierStatus {
   /** how many times faster the variant must get to reach the next tier (median / required) */
   speedupNeeded?: number;
   ladder: TierMilestone[];
+  /**
+   * the value's interval: a percentile bootstrap (compare.confidence, compare.resamples) of the
+   * graded times, each side's samples resampled as its estimate is made (the median from all of
+   * them; the balanced estimate within each predecessor's group, from timing.after)
+   */
+  interval?: { lo: number; hi: number; confidence: number };
+  /** why the value has no interval */
+  intervalProblem?: string;
   /** why no value could be computed */
   problem?: string;
 }
@@ -159,6 +180,8 @@ interface Grading {
   peak: number | undefined;
   /** ms for a throughput, from the headline's FLOP count */
   msFor: (tflops: number) => number | undefined;
+  /** the reference variant's timing a ratio divides by (speedup, gemm_ceiling_ratio) */
+  refTiming?: NonNullable<CaseResult['timing']>;
 }
 
 function newStatus(
@@ -274,6 +297,7 @@ const speedup: Metric = (g) => {
     status.problem = `the reference ${refName} has no timing for the headline case`;
     return undefined;
   }
+  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   const balanced = status.statistic === 'balanced';
   status.referenceMedianMs = refMs;
@@ -313,6 +337,7 @@ function gemmRate(g: Grading): number | undefined {
     status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
     return undefined;
   }
+  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   status.referenceMedianMs = refMs;
   status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
@@ -348,6 +373,7 @@ const METRICS: Record<TierMetric, Metric> = {
  */
 function gradeLadder(g: Grading, requiredMs: (min: number) => number | undefined): void {
   const { status, peak } = g;
+  const { interval } = status;
   const declared = status.metric === 'pct_peak' ? undefined : status.declaredReferencePctPeak;
   const flops = g.target.work?.flops;
   const impliedTflops = (ms: number) => (flops ? flops / (ms * 1e-3) / 1e12 : undefined);
@@ -362,6 +388,8 @@ function gradeLadder(g: Grading, requiredMs: (min: number) => number | undefined
     } else if (declared !== undefined) {
       milestone.reachable = milestone.min * declared <= 100;
     }
+    if (interval)
+      milestone.withinNoise = interval.lo < milestone.min && interval.hi >= milestone.min;
     if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
   }
   status.next = status.ladder.find((m) => !m.achieved);
@@ -389,8 +417,69 @@ function gradeKernel(results: KernelgateResults, config: Config, manifest: Kerne
   const msFor = (tflops: number) => (flops ? (flops / (tflops * 1e12)) * 1e3 : undefined);
   const g: Grading = { results, manifest, tiers, status, target, medianMs, dtype, peak, msFor };
   const requiredMs = METRICS[tiers.metric](g);
-  if (requiredMs) gradeLadder(g, requiredMs);
+  if (requiredMs) {
+    valueInterval(g, config);
+    gradeLadder(g, requiredMs);
+  }
   return status;
+}
+
+/**
+ * One side of the value's bootstrap: the graded estimate of `timing`, resampled as it is made; or
+ * why it cannot be.
+ */
+function sideOf(
+  timing: NonNullable<CaseResult['timing']>,
+  statistic: 'median' | 'balanced',
+  who: string,
+): Resampler | string {
+  const samples = timing.samples_ms;
+  if (samples.length < MIN_SAMPLES_FOR_VERDICT) {
+    return `${who} has ${samples.length} sample(s), fewer than the ${MIN_SAMPLES_FOR_VERDICT} an interval needs`;
+  }
+  if (statistic === 'median') return medianResampler(samples);
+  if (!timing.after) {
+    return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;
+  }
+  return (
+    balancedResampler(samples, timing.after) ??
+    `timing.after of ${who} does not name one predecessor for each of its ${samples.length} samples, and two or more in all`
+  );
+}
+
+/**
+ * The value's interval (status.interval), from its times' samples: the candidate's graded time
+ * divides every metric's value, the reference's multiplies a ratio to a reference variant; or
+ * why there is none (status.intervalProblem).
+ */
+function valueInterval(g: Grading, config: Config): void {
+  const { status, target } = g;
+  const timing = target.timing;
+  if (status.value === undefined || !timing) return;
+  const statistic = status.statistic ?? 'median';
+  const parts: [NonNullable<CaseResult['timing']>, string, 1 | -1][] = [
+    [timing, status.variant, -1],
+  ];
+  if (g.refTiming && status.referenceVariant !== undefined) {
+    parts.push([g.refTiming, status.referenceVariant, 1]);
+  }
+  const sides: { side: Resampler; exponent: 1 | -1 }[] = [];
+  for (const [t, who, exponent] of parts) {
+    const side = sideOf(t, statistic, who);
+    if (typeof side === 'string') {
+      status.intervalProblem = side;
+      return;
+    }
+    sides.push({ side, exponent });
+  }
+  const { confidence, resamples, seed } = config.compare;
+  const scale = bootstrapScale(sides, {
+    confidence,
+    resamples,
+    seed:
+      (seed ^ hashString(`tiers/${status.kernel}/${status.variant}/${status.caseId ?? ''}`)) >>> 0,
+  });
+  status.interval = { lo: status.value * scale.lo, hi: status.value * scale.hi, confidence };
 }
 
 export function evaluateTiers(results: KernelgateResults, config: Config): TierStatus[] {

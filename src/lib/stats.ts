@@ -258,6 +258,89 @@ export function bootstrapMedian(
 }
 
 /**
+ * One side of a ratio's bootstrap: its point estimate and a draw of the same estimate from a
+ * resample of its samples (tiers.ts: the headline ratio's interval).
+ */
+export interface Resampler {
+  point: number;
+  draw: (rand: () => number) => number;
+}
+
+/** The median of the samples, resampled whole (from their strided subsample past the cap). */
+export function medianResampler(samples: readonly number[]): Resampler {
+  const drawn = stridedSubsample(samples);
+  const scratch = new Float64Array(drawn.length);
+  return { point: median(samples), draw: (rand) => resampleMedian(drawn, scratch, rand) };
+}
+
+/**
+ * The balanced estimate (the harness's timing.balanced_ms, python stats.balanced): the mean over
+ * the predecessors a sample followed (`after`, one per sample) of the median of the samples behind
+ * each. Resampled within each predecessor's group, so every draw weighs every predecessor once, as
+ * the estimate does. Undefined where `after` does not give one predecessor per sample or the
+ * samples followed fewer than two.
+ */
+export function balancedResampler(
+  samples: readonly number[],
+  after: readonly string[],
+): Resampler | undefined {
+  if (after.length !== samples.length) return undefined;
+  const byPredecessor = new Map<string, number[]>();
+  samples.forEach((ms, i) => {
+    const key = after[i] as string;
+    const group = byPredecessor.get(key);
+    if (group) group.push(ms);
+    else byPredecessor.set(key, [ms]);
+  });
+  if (byPredecessor.size < 2) return undefined;
+  const groups = [...byPredecessor.values()];
+  const scratch = groups.map((g) => new Float64Array(g.length));
+  const mean = (each: (g: number[], i: number) => number) =>
+    groups.reduce((sum, g, i) => sum + each(g, i), 0) / groups.length;
+  return {
+    point: mean((g) => median(g)),
+    draw: (rand) => mean((g, i) => resampleMedian(g, scratch[i] as Float64Array, rand)),
+  };
+}
+
+export interface ScaleInterval {
+  lo: number;
+  hi: number;
+  confidence: number;
+  resamples: number;
+}
+
+/**
+ * Percentile-bootstrap interval of the factor by which a product of the sides' estimates,
+ * each raised to its exponent (+1 or −1), moves under resampling: Π (draw / point)^exponent,
+ * each side resampled independently, `resamples` times from one PRNG seeded with `seed`. A
+ * value v computed from the points has the interval [v · lo, v · hi].
+ */
+export function bootstrapScale(
+  sides: readonly { side: Resampler; exponent: 1 | -1 }[],
+  options: BootstrapOptions,
+): ScaleInterval {
+  const rand = seededRandom(options.seed);
+  const factors = new Float64Array(options.resamples);
+  for (let r = 0; r < options.resamples; r++) {
+    let f = 1;
+    for (const { side, exponent } of sides) {
+      const moved = side.draw(rand) / side.point;
+      f *= exponent === 1 ? moved : 1 / moved;
+    }
+    factors[r] = f;
+  }
+  factors.sort();
+  const alpha = 1 - options.confidence;
+  return {
+    lo: quantileSorted(factors, alpha / 2),
+    hi: quantileSorted(factors, 1 - alpha / 2),
+    confidence: options.confidence,
+    resamples: options.resamples,
+  };
+}
+
+/**
  * The standard normal quantile (inverse CDF) at p in (0, 1): Acklam's rational approximation,
  * relative error below 1.2e-9, enough to turn a stated confidence into a z-score.
  */

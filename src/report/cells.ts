@@ -175,16 +175,29 @@ export function valueText(t: TierStatus): string {
   return `${fixed(t.value, 2)}×`;
 }
 
+/** The value's interval, e.g. "99 % CI 1.05–1.11×"; '' where it has none. */
+export function intervalText(t: TierStatus): string {
+  const i = t.interval;
+  if (!i) return '';
+  const [digits, unit] = t.unit === '%' ? [1, ' %'] : [2, '×'];
+  return `${fixed(i.confidence * 100, 0)} % CI ${fixed(i.lo, digits)}–${fixed(i.hi, digits)}${unit}`;
+}
+
+/** ", within the noise" after a rung the value's interval holds (TierMilestone.withinNoise). */
+export const WITHIN_NOISE = ', within the noise';
+
 export function tierCell(t: TierStatus): string {
+  // the rung graded: the highest reached (status.current)
+  const reached = [...t.ladder].reverse().find((m) => m.achieved);
   const now = t.current
-    ? t.current.grade
-      ? `**${esc(t.current.grade)}** (${esc(t.current.name)})`
-      : `**${esc(t.current.name)}**`
+    ? (t.current.grade
+        ? `**${esc(t.current.grade)}** (${esc(t.current.name)})`
+        : `**${esc(t.current.name)}**`) + (reached?.withinNoise ? WITHIN_NOISE : '')
     : 'below the first rung';
   const next = t.next
     ? t.next.reachable === false
       ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak`
-      : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)`
+      : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster${t.next.withinNoise ? WITHIN_NOISE : ''})`
     : '';
   return `${now}${next}`;
 }

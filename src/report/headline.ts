@@ -1,7 +1,7 @@
 // Section `headline` (partials/headline.md.mustache): the headline cases' ratios and tiers.
 import { baseArmResults, evaluateTiers, type TierStatus } from '../judge/index.js';
 import { type Cell, fixed, formatMs, formatRatioPct, table } from '../lib/index.js';
-import { esc, tierCell, trusted, valueText } from './cells.js';
+import { esc, intervalText, tierCell, trusted, valueText } from './cells.js';
 import { keepUnits } from './compact.js';
 import { headlineRows } from './digest.js';
 import type { ReportInput } from './types.js';
@@ -55,7 +55,8 @@ export function headlineView(
       t.pinned ? ' (pinned)' : t.passing.length > 1 ? ` (fastest of ${t.passing.length})` : ''
     }`;
     let against: string;
-    let value = `**${valueText(t)}**`;
+    const ci = intervalText(t);
+    let value = `**${valueText(t)}**${ci ? ` (${ci})` : ''}`;
     if (t.metric === 'pct_peak') {
       against = `datasheet peak ${fixed(t.peakTflops, 1)} TFLOPS`;
     } else if (t.metric === 'speedup') {

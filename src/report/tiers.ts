@@ -1,6 +1,6 @@
 // Section `tiers` (partials/tiers.md.mustache): each kernel's ladder and grade.
 import { type Cell, fixed, formatMs, table } from '../lib/index.js';
-import { trusted, valueText } from './cells.js';
+import { intervalText, trusted, valueText, WITHIN_NOISE } from './cells.js';
 import type { ReportInput } from './types.js';
 import type { TierView } from './view-types.js';
 
@@ -13,13 +13,13 @@ export function tierViews(input: ReportInput): TierView[] {
       trusted(formatMs(m.requiredMs)),
       trusted(fixed(m.impliedTflops, 1)),
       trusted(
-        m.achieved
+        (m.achieved
           ? '✅ reached'
           : m.reachable === false
             ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak`
             : m.reachable === true
               ? '⬜ ahead'
-              : '⬜ ahead (peak unknown)',
+              : '⬜ ahead (peak unknown)') + (m.withinNoise ? WITHIN_NOISE : ''),
       ),
     ]);
     const others = t.passing.slice(1).map((p) => `${p.variant} ${formatMs(p.medianMs)} ms`);
@@ -32,6 +32,8 @@ export function tierViews(input: ReportInput): TierView[] {
       balanced: t.statistic === 'balanced',
       headline: t.caseId ?? t.headline,
       value: valueText(t),
+      interval: intervalText(t) || undefined,
+      intervalProblem: t.intervalProblem,
       medianMs: formatMs(t.medianMs),
       tflops: fixed(t.tflops, 1),
       reference: t.referenceVariant,

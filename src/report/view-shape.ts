@@ -137,6 +137,8 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
       balanced: V,
       headline: V,
       value: V,
+      interval: V,
+      intervalProblem: V,
       medianMs: V,
       tflops: V,
       reference: V,

@@ -217,6 +217,9 @@ export interface TierView {
   balanced: boolean;
   headline: string;
   value: string;
+  /** the value's interval ("99 % CI 1.05–1.11×"), or why it has none */
+  interval: string | undefined;
+  intervalProblem: string | undefined;
   medianMs: string;
   tflops: string;
   reference: string | undefined;

@@ -1,0 +1,172 @@
+// The tier value's interval (tiers.ts valueInterval): a percentile bootstrap of the graded times,
+// each side resampled as its estimate is made, on recorded H200 pushes and on hand-cut records.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type Config, loadConfig } from '../src/config/index.js';
+import { evaluateTiers } from '../src/judge/index.js';
+import { balancedResampler, medianResampler, seededRandom } from '../src/lib/index.js';
+import { type CaseResult, loadResults } from '../src/results/index.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const own = loadConfig(ROOT);
+const recorded = (name: string) =>
+  loadResults(join(ROOT, 'test', 'fixtures', 'recorded', name, 'results.json.gz'));
+const synthetic = (name: string) => loadResults(join(ROOT, 'test', 'fixtures', 'results', name));
+const valid = loadConfig(join(ROOT, 'test', 'fixtures', 'config', 'valid'));
+const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+const round3 = (x: number | undefined) => (x === undefined ? x : Math.round(x * 1000) / 1000);
+
+/** The own configuration with the attention ladder graded on `variant`, on the case `params`. */
+function attentionPinned(
+  variant: string,
+  params: Record<string, string | number | boolean>,
+): Config {
+  return {
+    ...own,
+    kernels: own.kernels
+      .filter((k) => k.manifest.name === 'attention')
+      .map((k) => ({
+        ...k,
+        manifest: {
+          ...k.manifest,
+          tiers: {
+            ...(k.manifest.tiers as NonNullable<typeof k.manifest.tiers>),
+            variant,
+            case: params,
+          },
+        },
+      })),
+  };
+}
+
+describe('the balanced estimate, resampled', () => {
+  it("is the harness's balanced_ms on every case of an H200 push that recorded timing.after (run 212)", () => {
+    const run = recorded('push-h200-run212');
+    const withAfter = run.cases.filter((c) => c.timing?.after !== undefined);
+    // every case timed beside others: the gemm calibration's three are timed alone
+    expect(withAfter.length).toBe(213);
+    for (const c of withAfter) {
+      const t = c.timing as NonNullable<CaseResult['timing']>;
+      const side = balancedResampler(t.samples_ms, t.after as string[]);
+      expect(side?.point).toBeCloseTo(t.balanced_ms as number, 9);
+    }
+  });
+
+  it('draws from each predecessor group alone: one group of one value draws that value', () => {
+    // "a" behind two samples of 10, "b" behind one of 30: every draw is (10 + 30) / 2
+    const side = balancedResampler([10, 10, 30], ['a', 'a', 'b']);
+    const rand = seededRandom(1);
+    expect(side?.point).toBe(20);
+    expect([side?.draw(rand), side?.draw(rand)]).toEqual([20, 20]);
+    // the median of the same samples moves: 10 or 30 by the resample
+    const med = medianResampler([10, 10, 30]);
+    const draws = new Set(Array.from({ length: 50 }, () => med.draw(rand)));
+    expect([...draws].sort()).toEqual([10, 30]);
+  });
+
+  it('needs one predecessor a sample, and two predecessors in all', () => {
+    expect(balancedResampler([1, 2, 3], ['a', 'b'])).toBeUndefined();
+    expect(balancedResampler([1, 2, 3], ['a', 'a', 'a'])).toBeUndefined();
+  });
+});
+
+describe('the tier value with its interval', () => {
+  it('an H200 push (run 212): fp16 D128 at 1.083×, 99 % CI 1.051-1.112; the 1.1× rung inside it', () => {
+    const [att, bsr] = ['attention', 'bsr_gemm'].map((k) =>
+      evaluateTiers(recorded('push-h200-run212'), own).find((t) => t.kernel === k),
+    );
+    expect(att?.statistic).toBe('balanced');
+    expect(round3(att?.value)).toBe(1.083);
+    expect([
+      round3(att?.interval?.lo),
+      round3(att?.interval?.hi),
+      att?.interval?.confidence,
+    ]).toEqual([1.051, 1.112, 0.99]);
+    // on par (1.0×) beyond the noise; the next rung, 1.1×, within it
+    expect(att?.ladder.map((m) => [m.min, m.achieved, m.withinNoise])).toEqual([
+      [0.5, true, false],
+      [0.9, true, false],
+      [1, true, false],
+      [1.1, false, true],
+    ]);
+    // BSR 0.810× per useful FLOP, its samples tight: 0.9× is short beyond the noise
+    expect(round3(bsr?.value)).toBe(0.81);
+    expect([round3(bsr?.interval?.lo), round3(bsr?.interval?.hi)]).toEqual([0.806, 0.82]);
+    expect(bsr?.ladder.every((m) => m.withinNoise === false)).toBe(true);
+  });
+
+  it("holds 1 for SDPA's two names of one cuDNN kernel on all eight headline cases (run 212)", () => {
+    // sdpa_cudnn graded against sdpa_default: an A/A pair, the interval's own check on real data
+    const run = recorded('push-h200-run212');
+    const seen: [string, number, number, number][] = [];
+    for (const dtype of ['fp16', 'bf16']) {
+      for (const D of [128, 64]) {
+        for (const causal of [false, true]) {
+          const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
+          const [t] = evaluateTiers(run, attentionPinned('sdpa_cudnn', params));
+          const i = t?.interval;
+          if (!t?.value || !i) throw new Error(`no interval: ${t?.intervalProblem ?? t?.problem}`);
+          seen.push([t.caseId as string, t.value, i.lo, i.hi]);
+        }
+      }
+    }
+    expect(seen.length).toBe(8);
+    for (const [id, value, lo, hi] of seen) {
+      expect([id, lo <= 1 && hi >= 1]).toEqual([id, true]);
+      // and narrow enough to say something: within 6 % of the value either way
+      expect([id, value / lo < 1.06 && hi / value < 1.06]).toEqual([id, true]);
+    }
+  });
+
+  it('is the same on every evaluation (seeded by the case)', () => {
+    const run = recorded('push-h200-run212');
+    const a = evaluateTiers(run, own).map((t) => t.interval);
+    const b = evaluateTiers(run, own).map((t) => t.interval);
+    expect(b).toEqual(a);
+  });
+
+  it('says why a balanced time recorded before timing.after has none (run 210)', () => {
+    const att = evaluateTiers(recorded('push-h200-run210'), own).find(
+      (t) => t.kernel === 'attention',
+    );
+    expect(att?.statistic).toBe('balanced');
+    expect(att?.interval).toBeUndefined();
+    expect(att?.intervalProblem).toBe(
+      'the balanced time of cuda_fa_wgmma carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)',
+    );
+    expect(att?.ladder.every((m) => m.withinNoise === undefined)).toBe(true);
+  });
+
+  it('says why when a side has fewer than 5 samples, or timing.after does not match them', () => {
+    const r = synthetic('aa-current.json');
+    const head = (v: string) => r.cases.find((c) => c.variant === v && c.case === HEADLINE);
+    const ours = head('triton_fa2')?.timing;
+    const ref = head('sdpa_default')?.timing;
+    if (!ours || !ref) throw new Error('fixture incomplete');
+    ref.samples_ms = ref.samples_ms.slice(0, 4);
+    const few = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(few?.statistic).toBe('median');
+    expect(few?.intervalProblem).toBe(
+      'sdpa_default has 4 sample(s), fewer than the 5 an interval needs',
+    );
+    ref.samples_ms = [20, 21, 22, 23, 24, 25];
+    ref.after = ['x', 'y', 'x', 'y', 'x', 'y'];
+    ref.balanced_ms = 22.5;
+    ours.balanced_ms = 40;
+    ours.after = ['x', 'y'];
+    const mismatched = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(mismatched?.statistic).toBe('balanced');
+    expect(mismatched?.intervalProblem).toBe(
+      `timing.after of triton_fa2 does not name one predecessor for each of its ${ours.samples_ms.length} samples, and two or more in all`,
+    );
+  });
+
+  it('on the medians, for a record without balanced times (the paired H100 run): the candidate and the reference resampled', () => {
+    const att = evaluateTiers(recorded('paired-slow2-h100'), own).find(
+      (t) => t.kernel === 'attention',
+    );
+    expect(att?.statistic).toBe('median');
+    expect(round3(att?.value)).toBe(0.869);
+    expect([round3(att?.interval?.lo), round3(att?.interval?.hi)]).toEqual([0.859, 0.873]);
+  });
+});
