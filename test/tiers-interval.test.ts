@@ -118,6 +118,43 @@ describe('the tier value with its interval', () => {
     }
   });
 
+  it("issue 28's eight attention bars on run 212: five met beyond the noise, three within it", () => {
+    // SDPA default over ours, balanced, with the 99 % interval; the bars: 1.05× at fp16 D128,
+    // 1.00× at bf16 D128, 1.10× on the causal and D64 cases (graded on an H100; this is an H200)
+    const run = recorded('push-h200-run212');
+    const got: Record<string, [number, number, number, string]> = {};
+    for (const dtype of ['fp16', 'bf16']) {
+      for (const D of [128, 64]) {
+        for (const causal of [false, true]) {
+          const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
+          const pinned = attentionPinned('cuda_fa_wgmma', params);
+          const [t] = evaluateTiers(run, pinned);
+          const i = t?.interval;
+          if (!t?.value || !i) throw new Error(`no interval: ${t?.intervalProblem ?? t?.problem}`);
+          const bar = D === 128 && !causal ? (dtype === 'fp16' ? 1.05 : 1) : 1.1;
+          const met =
+            i.lo >= bar ? 'beyond the noise' : t.value >= bar ? 'within the noise' : 'short';
+          got[`${dtype} D${D}${causal ? ' causal' : ''}`] = [
+            round3(t.value),
+            round3(i.lo),
+            round3(i.hi),
+            met,
+          ] as [number, number, number, string];
+        }
+      }
+    }
+    expect(got).toEqual({
+      'fp16 D128': [1.083, 1.051, 1.112, 'beyond the noise'],
+      'fp16 D128 causal': [1.127, 1.089, 1.147, 'within the noise'],
+      'fp16 D64': [1.144, 1.112, 1.174, 'beyond the noise'],
+      'fp16 D64 causal': [1.111, 1.094, 1.125, 'within the noise'],
+      'bf16 D128': [1.062, 1.034, 1.098, 'beyond the noise'],
+      'bf16 D128 causal': [1.144, 1.112, 1.167, 'beyond the noise'],
+      'bf16 D64': [1.125, 1.11, 1.151, 'beyond the noise'],
+      'bf16 D64 causal': [1.108, 1.095, 1.122, 'within the noise'],
+    });
+  });
+
   it('is the same on every evaluation (seeded by the case)', () => {
     const run = recorded('push-h200-run212');
     const a = evaluateTiers(run, own).map((t) => t.interval);
