@@ -155,6 +155,66 @@ describe('the tier value with its interval', () => {
     });
   });
 
+  it('narrows with the samples: a 3 s time cap (run 213, a third H200) against 1 s (run 212)', () => {
+    // half-width of the 99 % interval of SDPA default over ours, in % of the value, per headline case
+    const halfWidths = (fixture: string) => {
+      const run = recorded(fixture);
+      const out: Record<string, number> = {};
+      for (const dtype of ['fp16', 'bf16']) {
+        for (const D of [128, 64]) {
+          for (const causal of [false, true]) {
+            const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
+            const [t] = evaluateTiers(run, attentionPinned('cuda_fa_wgmma', params));
+            const i = t?.interval;
+            if (!t?.value || !i)
+              throw new Error(`no interval: ${t?.intervalProblem ?? t?.problem}`);
+            out[`${dtype} D${D}${causal ? ' causal' : ''}`] = (50 * (i.hi - i.lo)) / t.value;
+          }
+        }
+      }
+      return out;
+    };
+    const oneSecond = halfWidths('push-h200-run212');
+    const threeSeconds = halfWidths('harness-h200-run213');
+    for (const [key, wide] of Object.entries(oneSecond)) {
+      const narrow = threeSeconds[key] as number;
+      expect([key, narrow < wide, narrow < 2.2]).toEqual([key, true, true]);
+    }
+    expect(Math.max(...Object.values(oneSecond))).toBeGreaterThan(2.9);
+  });
+
+  it("run 213's eight bars, 150-300 samples a variant: the D64 causal and fp16 D128 causal ones still within the noise", () => {
+    const run = recorded('harness-h200-run213');
+    const got: Record<string, [number | undefined, number | undefined, number | undefined]> = {};
+    const aa: boolean[] = [];
+    for (const dtype of ['fp16', 'bf16']) {
+      for (const D of [128, 64]) {
+        for (const causal of [false, true]) {
+          const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
+          const [t] = evaluateTiers(run, attentionPinned('cuda_fa_wgmma', params));
+          got[`${dtype} D${D}${causal ? ' causal' : ''}`] = [
+            round3(t?.value),
+            round3(t?.interval?.lo),
+            round3(t?.interval?.hi),
+          ];
+          const [c] = evaluateTiers(run, attentionPinned('sdpa_cudnn', params));
+          aa.push((c?.interval?.lo ?? 2) <= 1 && (c?.interval?.hi ?? 0) >= 1);
+        }
+      }
+    }
+    expect(got).toEqual({
+      'fp16 D128': [1.073, 1.05, 1.094],
+      'fp16 D128 causal': [1.117, 1.093, 1.132],
+      'fp16 D64': [1.126, 1.116, 1.14],
+      'fp16 D64 causal': [1.109, 1.099, 1.121],
+      'bf16 D128': [1.057, 1.034, 1.076],
+      'bf16 D128 causal': [1.126, 1.111, 1.139],
+      'bf16 D64': [1.12, 1.112, 1.129],
+      'bf16 D64 causal': [1.11, 1.098, 1.121],
+    });
+    expect(aa).toEqual(Array(8).fill(true));
+  });
+
   it('is the same on every evaluation (seeded by the case)', () => {
     const run = recorded('push-h200-run212');
     const a = evaluateTiers(run, own).map((t) => t.interval);
