@@ -39,6 +39,37 @@ function attentionPinned(
   };
 }
 
+/** Issue 28's eight attention headline cases (B16 H96 S4096) and their bars over SDPA default. */
+const HEADLINES = ['fp16', 'bf16'].flatMap((dtype) =>
+  [128, 64].flatMap((D) =>
+    [false, true].map((causal) => ({
+      label: `${dtype} D${D}${causal ? ' causal' : ''}`,
+      params: { dtype, B: 16, H: 96, S: 4096, D, causal },
+      bar: D === 128 && !causal ? (dtype === 'fp16' ? 1.05 : 1) : 1.1,
+    })),
+  ),
+);
+
+interface Graded {
+  label: string;
+  bar: number;
+  value: number;
+  lo: number;
+  hi: number;
+}
+
+/** Each headline case of a recorded run graded on `variant` against sdpa_default, with its interval. */
+function gradedHeadlines(fixture: string, variant: string): Graded[] {
+  const run = recorded(fixture);
+  return HEADLINES.map(({ label, params, bar }) => {
+    const [t] = evaluateTiers(run, attentionPinned(variant, params));
+    const i = t?.interval;
+    if (!t?.value || !i)
+      throw new Error(`${label}: no interval: ${t?.intervalProblem ?? t?.problem}`);
+    return { label, bar, value: t.value, lo: i.lo, hi: i.hi };
+  });
+}
+
 describe('the balanced estimate, resampled', () => {
   it("is the harness's balanced_ms on every case of an H200 push that recorded timing.after (run 212)", () => {
     const run = recorded('push-h200-run212');
@@ -97,122 +128,70 @@ describe('the tier value with its interval', () => {
 
   it("holds 1 for SDPA's two names of one cuDNN kernel on all eight headline cases (run 212)", () => {
     // sdpa_cudnn graded against sdpa_default: an A/A pair, the interval's own check on real data
-    const run = recorded('push-h200-run212');
-    const seen: [string, number, number, number][] = [];
-    for (const dtype of ['fp16', 'bf16']) {
-      for (const D of [128, 64]) {
-        for (const causal of [false, true]) {
-          const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
-          const [t] = evaluateTiers(run, attentionPinned('sdpa_cudnn', params));
-          const i = t?.interval;
-          if (!t?.value || !i) throw new Error(`no interval: ${t?.intervalProblem ?? t?.problem}`);
-          seen.push([t.caseId as string, t.value, i.lo, i.hi]);
-        }
-      }
-    }
-    expect(seen.length).toBe(8);
-    for (const [id, value, lo, hi] of seen) {
-      expect([id, lo <= 1 && hi >= 1]).toEqual([id, true]);
+    const graded = gradedHeadlines('push-h200-run212', 'sdpa_cudnn');
+    expect(graded.length).toBe(8);
+    for (const { label, value, lo, hi } of graded) {
+      expect([label, lo <= 1 && hi >= 1]).toEqual([label, true]);
       // and narrow enough to say something: within 6 % of the value either way
-      expect([id, value / lo < 1.06 && hi / value < 1.06]).toEqual([id, true]);
+      expect([label, value / lo < 1.06 && hi / value < 1.06]).toEqual([label, true]);
     }
   });
 
   it("issue 28's eight attention bars on run 212: five met beyond the noise, three within it", () => {
-    // SDPA default over ours, balanced, with the 99 % interval; the bars: 1.05× at fp16 D128,
-    // 1.00× at bf16 D128, 1.10× on the causal and D64 cases (graded on an H100; this is an H200)
-    const run = recorded('push-h200-run212');
-    const got: Record<string, [number, number, number, string]> = {};
-    for (const dtype of ['fp16', 'bf16']) {
-      for (const D of [128, 64]) {
-        for (const causal of [false, true]) {
-          const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
-          const pinned = attentionPinned('cuda_fa_wgmma', params);
-          const [t] = evaluateTiers(run, pinned);
-          const i = t?.interval;
-          if (!t?.value || !i) throw new Error(`no interval: ${t?.intervalProblem ?? t?.problem}`);
-          const bar = D === 128 && !causal ? (dtype === 'fp16' ? 1.05 : 1) : 1.1;
-          const met =
-            i.lo >= bar ? 'beyond the noise' : t.value >= bar ? 'within the noise' : 'short';
-          got[`${dtype} D${D}${causal ? ' causal' : ''}`] = [
-            round3(t.value),
-            round3(i.lo),
-            round3(i.hi),
-            met,
-          ] as [number, number, number, string];
-        }
-      }
-    }
-    expect(got).toEqual({
-      'fp16 D128': [1.083, 1.051, 1.112, 'beyond the noise'],
-      'fp16 D128 causal': [1.127, 1.089, 1.147, 'within the noise'],
-      'fp16 D64': [1.144, 1.112, 1.174, 'beyond the noise'],
-      'fp16 D64 causal': [1.111, 1.094, 1.125, 'within the noise'],
-      'bf16 D128': [1.062, 1.034, 1.098, 'beyond the noise'],
-      'bf16 D128 causal': [1.144, 1.112, 1.167, 'beyond the noise'],
-      'bf16 D64': [1.125, 1.11, 1.151, 'beyond the noise'],
-      'bf16 D64 causal': [1.108, 1.095, 1.122, 'within the noise'],
-    });
+    // SDPA default over ours, balanced, with the 99 % interval (graded on an H100; this is an H200)
+    const met = ({ value, lo, bar }: Graded) =>
+      lo >= bar ? 'beyond the noise' : value >= bar ? 'within the noise' : 'short';
+    const got = gradedHeadlines('push-h200-run212', 'cuda_fa_wgmma').map((g) => [
+      g.label,
+      round3(g.value),
+      round3(g.lo),
+      round3(g.hi),
+      met(g),
+    ]);
+    expect(got).toEqual([
+      ['fp16 D128', 1.083, 1.051, 1.112, 'beyond the noise'],
+      ['fp16 D128 causal', 1.127, 1.089, 1.147, 'within the noise'],
+      ['fp16 D64', 1.144, 1.112, 1.174, 'beyond the noise'],
+      ['fp16 D64 causal', 1.111, 1.094, 1.125, 'within the noise'],
+      ['bf16 D128', 1.062, 1.034, 1.098, 'beyond the noise'],
+      ['bf16 D128 causal', 1.144, 1.112, 1.167, 'beyond the noise'],
+      ['bf16 D64', 1.125, 1.11, 1.151, 'beyond the noise'],
+      ['bf16 D64 causal', 1.108, 1.095, 1.122, 'within the noise'],
+    ]);
   });
 
   it('narrows with the samples: a 3 s time cap (run 213, a third H200) against 1 s (run 212)', () => {
     // half-width of the 99 % interval of SDPA default over ours, in % of the value, per headline case
-    const halfWidths = (fixture: string) => {
-      const run = recorded(fixture);
-      const out: Record<string, number> = {};
-      for (const dtype of ['fp16', 'bf16']) {
-        for (const D of [128, 64]) {
-          for (const causal of [false, true]) {
-            const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
-            const [t] = evaluateTiers(run, attentionPinned('cuda_fa_wgmma', params));
-            const i = t?.interval;
-            if (!t?.value || !i)
-              throw new Error(`no interval: ${t?.intervalProblem ?? t?.problem}`);
-            out[`${dtype} D${D}${causal ? ' causal' : ''}`] = (50 * (i.hi - i.lo)) / t.value;
-          }
-        }
-      }
-      return out;
-    };
+    const halfWidths = (fixture: string) =>
+      gradedHeadlines(fixture, 'cuda_fa_wgmma').map((g) => (50 * (g.hi - g.lo)) / g.value);
     const oneSecond = halfWidths('push-h200-run212');
     const threeSeconds = halfWidths('harness-h200-run213');
-    for (const [key, wide] of Object.entries(oneSecond)) {
-      const narrow = threeSeconds[key] as number;
-      expect([key, narrow < wide, narrow < 2.2]).toEqual([key, true, true]);
-    }
-    expect(Math.max(...Object.values(oneSecond))).toBeGreaterThan(2.9);
+    HEADLINES.forEach(({ label }, k) => {
+      const [wide, narrow] = [oneSecond[k] as number, threeSeconds[k] as number];
+      expect([label, narrow < wide, narrow < 2.2]).toEqual([label, true, true]);
+    });
+    expect(Math.max(...oneSecond)).toBeGreaterThan(2.9);
   });
 
   it("run 213's eight bars, 150-300 samples a variant: the D64 causal and fp16 D128 causal ones still within the noise", () => {
-    const run = recorded('harness-h200-run213');
-    const got: Record<string, [number | undefined, number | undefined, number | undefined]> = {};
-    const aa: boolean[] = [];
-    for (const dtype of ['fp16', 'bf16']) {
-      for (const D of [128, 64]) {
-        for (const causal of [false, true]) {
-          const params = { dtype, B: 16, H: 96, S: 4096, D, causal };
-          const [t] = evaluateTiers(run, attentionPinned('cuda_fa_wgmma', params));
-          got[`${dtype} D${D}${causal ? ' causal' : ''}`] = [
-            round3(t?.value),
-            round3(t?.interval?.lo),
-            round3(t?.interval?.hi),
-          ];
-          const [c] = evaluateTiers(run, attentionPinned('sdpa_cudnn', params));
-          aa.push((c?.interval?.lo ?? 2) <= 1 && (c?.interval?.hi ?? 0) >= 1);
-        }
-      }
-    }
-    expect(got).toEqual({
-      'fp16 D128': [1.073, 1.05, 1.094],
-      'fp16 D128 causal': [1.117, 1.093, 1.132],
-      'fp16 D64': [1.126, 1.116, 1.14],
-      'fp16 D64 causal': [1.109, 1.099, 1.121],
-      'bf16 D128': [1.057, 1.034, 1.076],
-      'bf16 D128 causal': [1.126, 1.111, 1.139],
-      'bf16 D64': [1.12, 1.112, 1.129],
-      'bf16 D64 causal': [1.11, 1.098, 1.121],
-    });
-    expect(aa).toEqual(Array(8).fill(true));
+    const got = gradedHeadlines('harness-h200-run213', 'cuda_fa_wgmma').map((g) => [
+      g.label,
+      round3(g.value),
+      round3(g.lo),
+      round3(g.hi),
+    ]);
+    expect(got).toEqual([
+      ['fp16 D128', 1.073, 1.05, 1.094],
+      ['fp16 D128 causal', 1.117, 1.093, 1.132],
+      ['fp16 D64', 1.126, 1.116, 1.14],
+      ['fp16 D64 causal', 1.109, 1.099, 1.121],
+      ['bf16 D128', 1.057, 1.034, 1.076],
+      ['bf16 D128 causal', 1.126, 1.111, 1.139],
+      ['bf16 D64', 1.12, 1.112, 1.129],
+      ['bf16 D64 causal', 1.11, 1.098, 1.121],
+    ]);
+    const aa = gradedHeadlines('harness-h200-run213', 'sdpa_cudnn');
+    expect(aa.map((g) => g.lo <= 1 && g.hi >= 1)).toEqual(Array(8).fill(true));
   });
 
   it('is the same on every evaluation (seeded by the case)', () => {

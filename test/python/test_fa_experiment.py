@@ -2303,6 +2303,16 @@ def behind_in_rounds(got, rounds=None, relabel=False):
     return behind
 
 
+def timed_groups(res):
+    """A results document's timed cases by (kernel, case id): the variants timed round by round
+    together, in the results' order."""
+    groups = {}
+    for c in res["cases"]:
+        if c.get("timing"):
+            groups.setdefault((c["kernel"], c["case"]), []).append(c)
+    return groups
+
+
 def test_the_harness_headline_median_mixes_samples_behind_cool_and_hot_predecessors():
     """Five H200 pushes (runs 185, 190, 195, 200 and run 199's unsettled one): at fp16 D128 without
     the mask every sample of ours behind a cool predecessor (cuda_fa2, sdpa_efficient, sdpa_flash:
@@ -2398,12 +2408,8 @@ def test_the_first_push_with_balanced_ms_records_what_its_samples_say():
 
     res = clean_h200_push(202)
     assert [c["correctness"]["status"] for c in res["cases"] if c.get("correctness")].count("PASS") == 216
-    groups = {}
-    for c in res["cases"]:
-        if c.get("timing"):
-            groups.setdefault((c["kernel"], c["case"]), []).append(c)
     checked = 0
-    for cases in groups.values():
+    for cases in timed_groups(res).values():
         behind = behind_in_rounds({c["variant"]: c["timing"]["samples_ms"] for c in cases})
         for c in cases:
             t = c["timing"]
@@ -2668,12 +2674,8 @@ def test_with_the_rounds_relabelled_per_cycle_the_h200_headline_meets_the_attent
         assert json.load(f)["counts"] == {"failed": 0, "drift": 0, "slower": 0, "faster": 0, "ambiguous": 21, "new": 156, "missing": 0}
     checked = {}
     for run, res in runs.items():
-        groups = {}
-        for c in res["cases"]:
-            if c.get("timing"):
-                groups.setdefault((c["kernel"], c["case"]), []).append(c)
         checked[run] = 0
-        for cases in groups.values():
+        for cases in timed_groups(res).values():
             if len(cases) == 1:
                 continue
             behind = behind_in_rounds({c["variant"]: c["timing"]["samples_ms"] for c in cases}, relabel=True)
@@ -2724,28 +2726,17 @@ def recorded_design_predecessors(res):
     others: its kept samples' recorded predecessors (timing.after) are those the relabelled design
     gave them (no sample dropped as throttled), and balanced_ms is stats.balanced over them; a case
     timed alone has none. How many cases were checked."""
-    from kernelgate_harness.sampling import round_order
     from kernelgate_harness.stats import balanced
 
-    groups = {}
-    for c in res["cases"]:
-        if c.get("timing"):
-            groups.setdefault((c["kernel"], c["case"]), []).append(c)
     checked = 0
-    for cases in groups.values():
+    for cases in timed_groups(res).values():
         if len(cases) == 1:
             assert "after" not in cases[0]["timing"]  # timed alone: no predecessors to weigh
             continue
-        names = [c["variant"] for c in cases]
-        rounds = max(len(c["timing"]["samples_ms"]) for c in cases)
-        design = {v: [] for v in names}
-        for r in range(rounds):
-            order = round_order(names, r)
-            for i, v in enumerate(order):
-                design[v].append(order[i - 1] if i else "")
+        behind = behind_in_rounds({c["variant"]: c["timing"]["samples_ms"] for c in cases}, relabel=True)
         for c in cases:
             t = c["timing"]
-            assert t["n_discarded_throttled"] == 0 and t["after"] == design[c["variant"]][: len(t["samples_ms"])]
+            assert t["n_discarded_throttled"] == 0 and t["after"] == [p or "" for p, _ in behind[c["variant"]]]
             assert (t["balanced_ms"], t["balanced_groups"]) == pytest.approx(balanced(t["samples_ms"], t["after"]), rel=1e-12)
             checked += 1
     return checked
