@@ -36951,11 +36951,12 @@ function balancedResampler(samples, after) {
   });
   if (byPredecessor.size < 2) return void 0;
   const groups = [...byPredecessor.values()];
-  const scratch = groups.map((g) => new Float64Array(g.length));
-  const mean = (each) => groups.reduce((sum, g, i) => sum + each(g, i), 0) / groups.length;
+  const drawn = groups.map((g) => stridedSubsample(g));
+  const scratch = drawn.map((g) => new Float64Array(g.length));
+  const mean = (each) => groups.reduce((sum, _, i) => sum + each(i), 0) / groups.length;
   return {
-    point: mean((g) => median(g)),
-    draw: (rand) => mean((g, i) => resampleMedian(g, scratch[i], rand))
+    point: mean((i) => median(groups[i])),
+    draw: (rand) => mean((i) => resampleMedian(drawn[i], scratch[i], rand))
   };
 }
 function bootstrapScale(sides, options) {

@@ -294,12 +294,15 @@ export function balancedResampler(
   });
   if (byPredecessor.size < 2) return undefined;
   const groups = [...byPredecessor.values()];
-  const scratch = groups.map((g) => new Float64Array(g.length));
-  const mean = (each: (g: number[], i: number) => number) =>
-    groups.reduce((sum, g, i) => sum + each(g, i), 0) / groups.length;
+  // each group drawn from its strided subsample past the cap, as medianResampler's samples are
+  const drawn = groups.map((g) => stridedSubsample(g));
+  const scratch = drawn.map((g) => new Float64Array(g.length));
+  const mean = (each: (i: number) => number) =>
+    groups.reduce((sum, _, i) => sum + each(i), 0) / groups.length;
   return {
-    point: mean((g) => median(g)),
-    draw: (rand) => mean((g, i) => resampleMedian(g, scratch[i] as Float64Array, rand)),
+    point: mean((i) => median(groups[i] as number[])),
+    draw: (rand) =>
+      mean((i) => resampleMedian(drawn[i] as readonly number[], scratch[i] as Float64Array, rand)),
   };
 }
 
