@@ -42873,6 +42873,9 @@ function sideOf(timing, statistic, who) {
   if (samples.length < MIN_SAMPLES_FOR_VERDICT) {
     return `${who} has ${samples.length} sample(s), fewer than the ${MIN_SAMPLES_FOR_VERDICT} an interval needs`;
   }
+  const bad = samples.find((ms) => !(ms > 0) || !Number.isFinite(ms));
+  if (bad !== void 0)
+    return `${who} has a sample of ${bad} ms, where an interval needs every time above 0`;
   if (statistic === "median") return medianResampler(samples);
   if (!timing.after) {
     return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;

@@ -235,6 +235,14 @@ describe('the tier value with its interval', () => {
     expect(mismatched?.intervalProblem).toBe(
       `timing.after of triton_fa2 does not name one predecessor for each of its ${ours.samples_ms.length} samples, and two or more in all`,
     );
+    // a time of 0 (which the judge refuses elsewhere) would draw an infinite ratio
+    delete ours.balanced_ms;
+    delete ref.balanced_ms;
+    ref.samples_ms = [20, 21, 0, 23, 24, 25];
+    const zero = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(zero?.intervalProblem).toBe(
+      'sdpa_default has a sample of 0 ms, where an interval needs every time above 0',
+    );
   });
 
   it('on the medians, for a record without balanced times (the paired H100 run): the candidate and the reference resampled', () => {

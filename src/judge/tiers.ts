@@ -437,6 +437,10 @@ function sideOf(
   if (samples.length < MIN_SAMPLES_FOR_VERDICT) {
     return `${who} has ${samples.length} sample(s), fewer than the ${MIN_SAMPLES_FOR_VERDICT} an interval needs`;
   }
+  // a ratio of resampled times needs every time positive (a zero would draw an infinite ratio)
+  const bad = samples.find((ms) => !(ms > 0) || !Number.isFinite(ms));
+  if (bad !== undefined)
+    return `${who} has a sample of ${bad} ms, where an interval needs every time above 0`;
   if (statistic === 'median') return medianResampler(samples);
   if (!timing.after) {
     return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;
