@@ -41038,6 +41038,60 @@ function gate(comparison, tiers, results, config, acceptance) {
   };
 }
 
+// src/judge/tier-interval.ts
+function sideOf(timing, statistic, who) {
+  const samples = timing.samples_ms;
+  if (samples.length < MIN_SAMPLES_FOR_VERDICT) {
+    return `${who} has ${samples.length} sample(s), fewer than the ${MIN_SAMPLES_FOR_VERDICT} an interval needs`;
+  }
+  const bad = samples.find((ms) => !(ms > 0) || !Number.isFinite(ms));
+  if (bad !== void 0)
+    return `${who} has a sample of ${bad} ms, where an interval needs every time above 0`;
+  if (statistic === "median") return medianResampler(samples);
+  if (!timing.after) {
+    return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;
+  }
+  return balancedResampler(samples, timing.after) ?? `timing.after of ${who} does not name one predecessor for each of its ${samples.length} samples, and two or more in all`;
+}
+function apartProblem(status) {
+  if (status.metric === "gemm_ceiling_ratio" && status.referenceVariant === void 0) {
+    return "the GEMM ceiling it divides by (environment.ceilings) was measured apart from the candidate, and resampling the candidate alone cannot see what moved between them";
+  }
+  if (status.referenceVariant === void 0 || status.statistic === "balanced") return void 0;
+  return `${status.variant} and ${status.referenceVariant} carry no timing.after, so nothing says they were timed in the same rounds (a paired run times each variant in its own pairs; runs before kernelgate-harness 0.2.0 did not record it), and resampling each apart cannot see what moved between their samples`;
+}
+function valueInterval(status, timing, refTiming, config) {
+  if (status.value === void 0 || !timing) return;
+  const apart = apartProblem(status);
+  if (apart) {
+    status.intervalProblem = apart;
+    return;
+  }
+  const statistic = status.statistic ?? "median";
+  const parts = [
+    [timing, status.variant, -1]
+  ];
+  if (refTiming && status.referenceVariant !== void 0) {
+    parts.push([refTiming, status.referenceVariant, 1]);
+  }
+  const sides = [];
+  for (const [t, who, exponent] of parts) {
+    const side = sideOf(t, statistic, who);
+    if (typeof side === "string") {
+      status.intervalProblem = side;
+      return;
+    }
+    sides.push({ side, exponent });
+  }
+  const { confidence, resamples, seed } = config.compare;
+  const scale = bootstrapScale(sides, {
+    confidence,
+    resamples,
+    seed: (seed ^ hashString(`tiers/${status.kernel}/${status.variant}/${status.caseId ?? ""}`)) >>> 0
+  });
+  status.interval = { lo: status.value * scale.lo, hi: status.value * scale.hi, confidence };
+}
+
 // src/judge/tiers.ts
 function formatGroup(group) {
   return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
@@ -41263,52 +41317,10 @@ function gradeKernel(results, config, manifest) {
   const g = { results, manifest, tiers, status, target: target2, medianMs, dtype, peak, msFor };
   const requiredMs = METRICS[tiers.metric](g);
   if (requiredMs) {
-    valueInterval(g, config);
+    valueInterval(status, target2.timing, g.refTiming, config);
     gradeLadder(g, requiredMs);
   }
   return status;
-}
-function sideOf(timing, statistic, who) {
-  const samples = timing.samples_ms;
-  if (samples.length < MIN_SAMPLES_FOR_VERDICT) {
-    return `${who} has ${samples.length} sample(s), fewer than the ${MIN_SAMPLES_FOR_VERDICT} an interval needs`;
-  }
-  const bad = samples.find((ms) => !(ms > 0) || !Number.isFinite(ms));
-  if (bad !== void 0)
-    return `${who} has a sample of ${bad} ms, where an interval needs every time above 0`;
-  if (statistic === "median") return medianResampler(samples);
-  if (!timing.after) {
-    return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;
-  }
-  return balancedResampler(samples, timing.after) ?? `timing.after of ${who} does not name one predecessor for each of its ${samples.length} samples, and two or more in all`;
-}
-function valueInterval(g, config) {
-  const { status, target: target2 } = g;
-  const timing = target2.timing;
-  if (status.value === void 0 || !timing) return;
-  const statistic = status.statistic ?? "median";
-  const parts = [
-    [timing, status.variant, -1]
-  ];
-  if (g.refTiming && status.referenceVariant !== void 0) {
-    parts.push([g.refTiming, status.referenceVariant, 1]);
-  }
-  const sides = [];
-  for (const [t, who, exponent] of parts) {
-    const side = sideOf(t, statistic, who);
-    if (typeof side === "string") {
-      status.intervalProblem = side;
-      return;
-    }
-    sides.push({ side, exponent });
-  }
-  const { confidence, resamples, seed } = config.compare;
-  const scale = bootstrapScale(sides, {
-    confidence,
-    resamples,
-    seed: (seed ^ hashString(`tiers/${status.kernel}/${status.variant}/${status.caseId ?? ""}`)) >>> 0
-  });
-  status.interval = { lo: status.value * scale.lo, hi: status.value * scale.hi, confidence };
 }
 function evaluateTiers(results, config) {
   return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
@@ -46908,6 +46920,7 @@ function headlineView(input, base) {
   const baseHeader = paired2 ? "base (same job)" : "baseline";
   const now = input.kind === "pr" ? "this PR" : "this run";
   return {
+    intervals: rows.some(({ tier }) => tier.interval !== void 0),
     referenceMoved: moved4.length ? `The reference moved between the ${paired2 ? "base revision" : "baseline"} and this run, so the ratio moved with it whatever the candidate did: ${moved4.join("; ")}.` : void 0,
     table: table(
       [

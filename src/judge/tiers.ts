@@ -9,13 +9,6 @@ import {
   type TierLadderConfig,
   type TierMetric,
 } from '../config/index.js';
-import {
-  balancedResampler,
-  bootstrapScale,
-  hashString,
-  medianResampler,
-  type Resampler,
-} from '../lib/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
 import {
   caseDtype,
@@ -25,7 +18,8 @@ import {
   refTimes,
   tflopsAt,
 } from './throughput.js';
-import { caseKey, MIN_SAMPLES_FOR_VERDICT } from './verdicts.js';
+import { valueInterval } from './tier-interval.js';
+import { caseKey } from './verdicts.js';
 
 export interface TierMilestone {
   name: string;
@@ -418,72 +412,10 @@ function gradeKernel(results: KernelgateResults, config: Config, manifest: Kerne
   const g: Grading = { results, manifest, tiers, status, target, medianMs, dtype, peak, msFor };
   const requiredMs = METRICS[tiers.metric](g);
   if (requiredMs) {
-    valueInterval(g, config);
+    valueInterval(status, target.timing, g.refTiming, config);
     gradeLadder(g, requiredMs);
   }
   return status;
-}
-
-/**
- * One side of the value's bootstrap: the graded estimate of `timing`, resampled as it is made; or
- * why it cannot be.
- */
-function sideOf(
-  timing: NonNullable<CaseResult['timing']>,
-  statistic: 'median' | 'balanced',
-  who: string,
-): Resampler | string {
-  const samples = timing.samples_ms;
-  if (samples.length < MIN_SAMPLES_FOR_VERDICT) {
-    return `${who} has ${samples.length} sample(s), fewer than the ${MIN_SAMPLES_FOR_VERDICT} an interval needs`;
-  }
-  // a ratio of resampled times needs every time positive (a zero would draw an infinite ratio)
-  const bad = samples.find((ms) => !(ms > 0) || !Number.isFinite(ms));
-  if (bad !== undefined)
-    return `${who} has a sample of ${bad} ms, where an interval needs every time above 0`;
-  if (statistic === 'median') return medianResampler(samples);
-  if (!timing.after) {
-    return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;
-  }
-  return (
-    balancedResampler(samples, timing.after) ??
-    `timing.after of ${who} does not name one predecessor for each of its ${samples.length} samples, and two or more in all`
-  );
-}
-
-/**
- * The value's interval (status.interval), from its times' samples: the candidate's graded time
- * divides every metric's value, the reference's multiplies a ratio to a reference variant; or
- * why there is none (status.intervalProblem).
- */
-function valueInterval(g: Grading, config: Config): void {
-  const { status, target } = g;
-  const timing = target.timing;
-  if (status.value === undefined || !timing) return;
-  const statistic = status.statistic ?? 'median';
-  const parts: [NonNullable<CaseResult['timing']>, string, 1 | -1][] = [
-    [timing, status.variant, -1],
-  ];
-  if (g.refTiming && status.referenceVariant !== undefined) {
-    parts.push([g.refTiming, status.referenceVariant, 1]);
-  }
-  const sides: { side: Resampler; exponent: 1 | -1 }[] = [];
-  for (const [t, who, exponent] of parts) {
-    const side = sideOf(t, statistic, who);
-    if (typeof side === 'string') {
-      status.intervalProblem = side;
-      return;
-    }
-    sides.push({ side, exponent });
-  }
-  const { confidence, resamples, seed } = config.compare;
-  const scale = bootstrapScale(sides, {
-    confidence,
-    resamples,
-    seed:
-      (seed ^ hashString(`tiers/${status.kernel}/${status.variant}/${status.caseId ?? ''}`)) >>> 0,
-  });
-  status.interval = { lo: status.value * scale.lo, hi: status.value * scale.hi, confidence };
 }
 
 export function evaluateTiers(results: KernelgateResults, config: Config): TierStatus[] {

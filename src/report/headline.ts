@@ -92,6 +92,7 @@ export function headlineView(
   const baseHeader = paired ? 'base (same job)' : 'baseline';
   const now = input.kind === 'pr' ? 'this PR' : 'this run';
   return {
+    intervals: rows.some(({ tier }) => tier.interval !== undefined),
     referenceMoved: moved.length
       ? `The reference moved between the ${paired ? 'base revision' : 'baseline'} and this run, so the ratio moved with it whatever the candidate did: ${moved.join('; ')}.`
       : undefined,

@@ -83,7 +83,7 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
     sanitizer: { title: V, table: V, findings: [{ title: V, block: V }], more: V },
     ncu: { title: V, table: V },
   },
-  headline: { referenceMoved: V, table: V },
+  headline: { referenceMoved: V, intervals: V, table: V },
   trends: {
     moved: V,
     runs: V,

@@ -135,6 +135,8 @@ export interface DeepView {
 
 export interface HeadlineView {
   referenceMoved: string | undefined;
+  /** a row shows its ratio's interval (TierStatus.interval) */
+  intervals: boolean;
   table: string;
 }
 
