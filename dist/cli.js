@@ -41049,16 +41049,16 @@ function sideOf(timing, statistic, who) {
     return `${who} has a sample of ${bad} ms, where an interval needs every time above 0`;
   if (statistic === "median") return medianResampler(samples);
   if (!timing.after) {
-    return `the balanced time of ${who} carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)`;
+    return `the balanced time of ${who} carries no timing.after (recorded since kernelgate-harness 0.2.0)`;
   }
   return balancedResampler(samples, timing.after) ?? `timing.after of ${who} does not name one predecessor for each of its ${samples.length} samples, and two or more in all`;
 }
 function apartProblem(status) {
   if (status.metric === "gemm_ceiling_ratio" && status.referenceVariant === void 0) {
-    return "the GEMM ceiling it divides by (environment.ceilings) was measured apart from the candidate, and resampling the candidate alone cannot see what moved between them";
+    return "the GEMM ceiling (environment.ceilings) was measured apart from the candidate";
   }
   if (status.referenceVariant === void 0 || status.statistic === "balanced") return void 0;
-  return `${status.variant} and ${status.referenceVariant} carry no timing.after, so nothing says they were timed in the same rounds (a paired run times each variant in its own pairs; runs before kernelgate-harness 0.2.0 did not record it), and resampling each apart cannot see what moved between their samples`;
+  return `${status.variant} and ${status.referenceVariant} were not timed side by side (no timing.after: a paired run, or a harness before 0.2.0)`;
 }
 function valueInterval(status, timing, refTiming, config) {
   if (status.value === void 0 || !timing) return;

@@ -42,9 +42,9 @@ describe('run 214: the planted 2 % on harness 0.2.0, paired (an H200)', () => {
     expect(att?.statistic).toBe('median');
     expect(att?.interval).toBeUndefined();
     expect(att?.intervalProblem).toBe(
-      'cuda_fa_wgmma and sdpa_default carry no timing.after, so nothing says they were timed in the same rounds (a paired run times each variant in its own pairs; runs before kernelgate-harness 0.2.0 did not record it), and resampling each apart cannot see what moved between their samples',
+      'cuda_fa_wgmma and sdpa_default were not timed side by side (no timing.after: a paired run, or a harness before 0.2.0)',
     );
-    // the report posted on the machine said the same
+    // the report posted on the machine said why too, in the words of its commit (a5485f5)
     expect(gzText(NAME, 'report.md.gz')).toContain(
       'Now: **1.04×** (speedup; no interval: cuda\\_fa\\_wgmma and sdpa\\_default carry no timing.after',
     );

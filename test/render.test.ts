@@ -326,7 +326,7 @@ describe('renderReport', () => {
     }
     const { full } = renderReport(input(run, baseline));
     expect(full).toMatch(
-      /Now: \*\*0\.50×\*\* \(speedup, balanced over the samples' predecessors; no interval: the balanced time of triton\\_fa2 carries no timing\.after \(the predecessor of each sample, recorded since kernelgate-harness 0\.2\.0\); 40\.0+ ms, [\d.]+ TFLOPS against sdpa\\_default at 20\.0+ ms\)/,
+      /Now: \*\*0\.50×\*\* \(speedup, balanced over the samples' predecessors; no interval: the balanced time of triton\\_fa2 carries no timing\.after \(recorded since kernelgate-harness 0\.2\.0\); 40\.0+ ms, [\d.]+ TFLOPS against sdpa\\_default at 20\.0+ ms\)/,
     );
   });
 

@@ -208,7 +208,7 @@ describe('the tier value with its interval', () => {
     expect(att?.statistic).toBe('balanced');
     expect(att?.interval).toBeUndefined();
     expect(att?.intervalProblem).toBe(
-      'the balanced time of cuda_fa_wgmma carries no timing.after (the predecessor of each sample, recorded since kernelgate-harness 0.2.0)',
+      'the balanced time of cuda_fa_wgmma carries no timing.after (recorded since kernelgate-harness 0.2.0)',
     );
     expect(att?.ladder.every((m) => m.withinNoise === undefined)).toBe(true);
   });
@@ -258,7 +258,7 @@ describe('the tier value with its interval', () => {
     expect(round3(att?.value)).toBe(0.869);
     expect(att?.interval).toBeUndefined();
     expect(att?.intervalProblem).toBe(
-      'cuda_fa_wgmma and sdpa_default carry no timing.after, so nothing says they were timed in the same rounds (a paired run times each variant in its own pairs; runs before kernelgate-harness 0.2.0 did not record it), and resampling each apart cannot see what moved between their samples',
+      'cuda_fa_wgmma and sdpa_default were not timed side by side (no timing.after: a paired run, or a harness before 0.2.0)',
     );
     expect(att?.ladder.every((m) => m.withinNoise === undefined)).toBe(true);
   });
@@ -269,7 +269,7 @@ describe('the tier value with its interval', () => {
     expect(bsr?.metric).toBe('gemm_ceiling_ratio');
     expect(bsr?.referenceVariant).toBeUndefined();
     expect(bsr?.intervalProblem).toBe(
-      'the GEMM ceiling it divides by (environment.ceilings) was measured apart from the candidate, and resampling the candidate alone cannot see what moved between them',
+      'the GEMM ceiling (environment.ceilings) was measured apart from the candidate',
     );
     // the attention ladder as a share of the peak: the candidate's median, resampled
     const pct: Config = {
