@@ -2,7 +2,7 @@
 // each side resampled as its estimate is made, on recorded H200 pushes and on hand-cut records.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../src/config/index.js';
+import { type Config, type KernelManifest, loadConfig } from '../src/config/index.js';
 import { evaluateTiers } from '../src/judge/index.js';
 import { balancedResampler, medianResampler, seededRandom } from '../src/lib/index.js';
 import { type CaseResult, loadResults } from '../src/results/index.js';
@@ -16,28 +16,28 @@ const valid = loadConfig(join(ROOT, 'test', 'fixtures', 'config', 'valid'));
 const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
 const round3 = (x: number | undefined) => (x === undefined ? x : Math.round(x * 1000) / 1000);
 
-/** The own configuration with the attention ladder graded on `variant`, on the case `params`. */
-function attentionPinned(
-  variant: string,
-  params: Record<string, string | number | boolean>,
+/** `config` with only the attention kernel, its ladder patched (tiers.variant, tiers.case, …). */
+function withAttentionTiers(
+  config: Config,
+  patch: Partial<NonNullable<KernelManifest['tiers']>>,
 ): Config {
   return {
-    ...own,
-    kernels: own.kernels
+    ...config,
+    kernels: config.kernels
       .filter((k) => k.manifest.name === 'attention')
       .map((k) => ({
         ...k,
         manifest: {
           ...k.manifest,
-          tiers: {
-            ...(k.manifest.tiers as NonNullable<typeof k.manifest.tiers>),
-            variant,
-            case: params,
-          },
+          tiers: { ...(k.manifest.tiers as NonNullable<KernelManifest['tiers']>), ...patch },
         },
       })),
   };
 }
+
+/** The own configuration with the attention ladder graded on `variant`, on the case `params`. */
+const attentionPinned = (variant: string, params: Record<string, string | number | boolean>) =>
+  withAttentionTiers(own, { variant, case: params });
 
 /** Issue 28's eight attention headline cases (B16 H96 S4096) and their bars over SDPA default. */
 const HEADLINES = ['fp16', 'bf16'].flatMap((dtype) =>
@@ -272,23 +272,11 @@ describe('the tier value with its interval', () => {
       'the GEMM ceiling (environment.ceilings) was measured apart from the candidate',
     );
     // the attention ladder as a share of the peak: the candidate's median, resampled
-    const pct: Config = {
-      ...valid,
-      kernels: valid.kernels
-        .filter((k) => k.manifest.name === 'attention')
-        .map((k) => ({
-          ...k,
-          manifest: {
-            ...k.manifest,
-            tiers: {
-              ...(k.manifest.tiers as NonNullable<typeof k.manifest.tiers>),
-              metric: 'pct_peak' as const,
-              reference_pct_peak: undefined,
-              ladder: [{ name: 'a third of the peak', min: 33 }],
-            },
-          },
-        })),
-    };
+    const pct = withAttentionTiers(valid, {
+      metric: 'pct_peak',
+      reference_pct_peak: undefined,
+      ladder: [{ name: 'a third of the peak', min: 33 }],
+    });
     const [t] = evaluateTiers(r, pct);
     const samples = r.cases.find((c) => c.variant === t?.variant && c.case === t?.caseId)?.timing
       ?.samples_ms as number[];
