@@ -35370,50 +35370,49 @@ function bootstrapRatioOfMedians(currentMs, baselineMs, options) {
   if (currentMs.length === 0 || baselineMs.length === 0) {
     throw new Error("bootstrap needs at least one sample on each side");
   }
-  const current = stridedSubsample(currentMs);
-  const baseline = stridedSubsample(baselineMs);
+  const current = medianResampler(currentMs);
+  const baseline = medianResampler(baselineMs);
   const rand = seededRandom(options.seed);
-  const currentScratch = new Float64Array(current.length);
-  const baselineScratch = new Float64Array(baseline.length);
   const ratios = new Float64Array(options.resamples);
   for (let r = 0; r < options.resamples; r++) {
-    const cur = resampleMedian(current, currentScratch, rand);
-    const base = resampleMedian(baseline, baselineScratch, rand);
-    ratios[r] = cur / base;
+    const cur = current.draw(rand);
+    ratios[r] = cur / baseline.draw(rand);
   }
-  ratios.sort();
-  const alpha = 1 - options.confidence;
   return {
-    ratio: median(currentMs) / median(baselineMs),
-    lo: quantileSorted(ratios, alpha / 2),
-    hi: quantileSorted(ratios, 1 - alpha / 2),
+    ratio: current.point / baseline.point,
+    ...percentileInterval(ratios, options.confidence),
     confidence: options.confidence,
     resamples: options.resamples,
-    bootstrapped: { current: current.length, baseline: baseline.length }
+    bootstrapped: { current: current.drawnFrom, baseline: baseline.drawnFrom }
   };
 }
 function bootstrapMedian(samples, options) {
   if (samples.length === 0) throw new Error("bootstrap needs at least one sample");
-  const drawn = stridedSubsample(samples);
+  const side = medianResampler(samples);
   const rand = seededRandom(options.seed);
-  const scratch = new Float64Array(drawn.length);
   const medians = new Float64Array(options.resamples);
-  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(drawn, scratch, rand);
-  medians.sort();
-  const alpha = 1 - options.confidence;
+  for (let r = 0; r < options.resamples; r++) medians[r] = side.draw(rand);
   return {
-    median: median(samples),
-    lo: quantileSorted(medians, alpha / 2),
-    hi: quantileSorted(medians, 1 - alpha / 2),
+    median: side.point,
+    ...percentileInterval(medians, options.confidence),
     confidence: options.confidence,
     resamples: options.resamples,
-    bootstrapped: drawn.length
+    bootstrapped: side.drawnFrom
   };
 }
 function medianResampler(samples) {
   const drawn = stridedSubsample(samples);
   const scratch = new Float64Array(drawn.length);
-  return { point: median(samples), draw: (rand) => resampleMedian(drawn, scratch, rand) };
+  return {
+    point: median(samples),
+    draw: (rand) => resampleMedian(drawn, scratch, rand),
+    drawnFrom: drawn.length
+  };
+}
+function percentileInterval(draws, confidence) {
+  draws.sort();
+  const alpha = 1 - confidence;
+  return { lo: quantileSorted(draws, alpha / 2), hi: quantileSorted(draws, 1 - alpha / 2) };
 }
 function balancedResampler(samples, after) {
   if (after.length !== samples.length) return void 0;
@@ -35431,7 +35430,8 @@ function balancedResampler(samples, after) {
   const mean = (each) => groups.reduce((sum, _, i) => sum + each(i), 0) / groups.length;
   return {
     point: mean((i) => median(groups[i])),
-    draw: (rand) => mean((i) => resampleMedian(drawn[i], scratch[i], rand))
+    draw: (rand) => mean((i) => resampleMedian(drawn[i], scratch[i], rand)),
+    drawnFrom: drawn.reduce((n, g) => n + g.length, 0)
   };
 }
 function bootstrapScale(sides, options) {
@@ -35445,11 +35445,8 @@ function bootstrapScale(sides, options) {
     }
     factors[r] = f;
   }
-  factors.sort();
-  const alpha = 1 - options.confidence;
   return {
-    lo: quantileSorted(factors, alpha / 2),
-    hi: quantileSorted(factors, 1 - alpha / 2),
+    ...percentileInterval(factors, options.confidence),
     confidence: options.confidence,
     resamples: options.resamples
   };
@@ -41192,6 +41189,7 @@ function referenceCase(g, name) {
 }
 function pairedTimes(g, refTiming) {
   const { status } = g;
+  g.refTiming = refTiming;
   const times = refTimes(g.target.timing ?? {}, refTiming);
   status.statistic = times?.statistic ?? "median";
   if (times?.statistic !== "balanced") return refTiming.median_ms;
@@ -41210,7 +41208,6 @@ var speedup = (g) => {
     status.problem = `the reference ${refName} has no timing for the headline case`;
     return void 0;
   }
-  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   const balanced = status.statistic === "balanced";
   status.referenceMedianMs = refMs;
@@ -41247,7 +41244,6 @@ function gemmRate(g) {
     status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
     return void 0;
   }
-  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   status.referenceMedianMs = refMs;
   status.referenceTflops = dense / (refMs * 1e-3) / 1e12;

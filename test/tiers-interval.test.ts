@@ -16,6 +16,10 @@ const valid = loadConfig(join(ROOT, 'test', 'fixtures', 'config', 'valid'));
 const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
 const round3 = (x: number | undefined) => (x === undefined ? x : Math.round(x * 1000) / 1000);
 
+/** A recorded run's tier status of `kernel`, graded with the own configuration. */
+const gradedRun = (fixture: string, kernel: string) =>
+  evaluateTiers(recorded(fixture), own).find((t) => t.kernel === kernel);
+
 /** `config` with only the attention kernel, its ladder patched (tiers.variant, tiers.case, …). */
 function withAttentionTiers(
   config: Config,
@@ -103,9 +107,7 @@ describe('the balanced estimate, resampled', () => {
 
 describe('the tier value with its interval', () => {
   it('an H200 push (run 212): fp16 D128 at 1.083×, 99 % CI 1.051-1.112; the 1.1× rung inside it', () => {
-    const [att, bsr] = ['attention', 'bsr_gemm'].map((k) =>
-      evaluateTiers(recorded('push-h200-run212'), own).find((t) => t.kernel === k),
-    );
+    const [att, bsr] = ['attention', 'bsr_gemm'].map((k) => gradedRun('push-h200-run212', k));
     expect(att?.statistic).toBe('balanced');
     expect(round3(att?.value)).toBe(1.083);
     expect([
@@ -202,9 +204,7 @@ describe('the tier value with its interval', () => {
   });
 
   it('says why a balanced time recorded before timing.after has none (run 210)', () => {
-    const att = evaluateTiers(recorded('push-h200-run210'), own).find(
-      (t) => t.kernel === 'attention',
-    );
+    const att = gradedRun('push-h200-run210', 'attention');
     expect(att?.statistic).toBe('balanced');
     expect(att?.interval).toBeUndefined();
     expect(att?.intervalProblem).toBe(
@@ -251,9 +251,7 @@ describe('the tier value with its interval', () => {
   it('none for two variants not timed side by side (the paired H100 run: each in its own pairs)', () => {
     // in the paired runs the two names of one cuDNN kernel read up to 7 % apart where the
     // intervals of their medians were a percent or two wide
-    const att = evaluateTiers(recorded('paired-slow2-h100'), own).find(
-      (t) => t.kernel === 'attention',
-    );
+    const att = gradedRun('paired-slow2-h100', 'attention');
     expect(att?.statistic).toBe('median');
     expect(round3(att?.value)).toBe(0.869);
     expect(att?.interval).toBeUndefined();

@@ -269,6 +269,7 @@ function referenceCase(g: Grading, name: string): CaseResult | undefined {
  */
 function pairedTimes(g: Grading, refTiming: NonNullable<CaseResult['timing']>): number {
   const { status } = g;
+  g.refTiming = refTiming;
   const times = refTimes(g.target.timing ?? {}, refTiming);
   status.statistic = times?.statistic ?? 'median';
   if (times?.statistic !== 'balanced') return refTiming.median_ms;
@@ -291,7 +292,6 @@ const speedup: Metric = (g) => {
     status.problem = `the reference ${refName} has no timing for the headline case`;
     return undefined;
   }
-  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   const balanced = status.statistic === 'balanced';
   status.referenceMedianMs = refMs;
@@ -331,7 +331,6 @@ function gemmRate(g: Grading): number | undefined {
     status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
     return undefined;
   }
-  g.refTiming = refCase.timing;
   const refMs = pairedTimes(g, refCase.timing);
   status.referenceMedianMs = refMs;
   status.referenceTflops = dense / (refMs * 1e-3) / 1e12;

@@ -196,26 +196,20 @@ export function bootstrapRatioOfMedians(
   if (currentMs.length === 0 || baselineMs.length === 0) {
     throw new Error('bootstrap needs at least one sample on each side');
   }
-  const current = stridedSubsample(currentMs);
-  const baseline = stridedSubsample(baselineMs);
+  const current = medianResampler(currentMs);
+  const baseline = medianResampler(baselineMs);
   const rand = seededRandom(options.seed);
-  const currentScratch = new Float64Array(current.length);
-  const baselineScratch = new Float64Array(baseline.length);
   const ratios = new Float64Array(options.resamples);
   for (let r = 0; r < options.resamples; r++) {
-    const cur = resampleMedian(current, currentScratch, rand);
-    const base = resampleMedian(baseline, baselineScratch, rand);
-    ratios[r] = cur / base;
+    const cur = current.draw(rand);
+    ratios[r] = cur / baseline.draw(rand);
   }
-  ratios.sort();
-  const alpha = 1 - options.confidence;
   return {
-    ratio: median(currentMs) / median(baselineMs),
-    lo: quantileSorted(ratios, alpha / 2),
-    hi: quantileSorted(ratios, 1 - alpha / 2),
+    ratio: current.point / baseline.point,
+    ...percentileInterval(ratios, options.confidence),
     confidence: options.confidence,
     resamples: options.resamples,
-    bootstrapped: { current: current.length, baseline: baseline.length },
+    bootstrapped: { current: current.drawnFrom, baseline: baseline.drawnFrom },
   };
 }
 
@@ -240,20 +234,16 @@ export function bootstrapMedian(
   options: BootstrapOptions,
 ): MedianInterval {
   if (samples.length === 0) throw new Error('bootstrap needs at least one sample');
-  const drawn = stridedSubsample(samples);
+  const side = medianResampler(samples);
   const rand = seededRandom(options.seed);
-  const scratch = new Float64Array(drawn.length);
   const medians = new Float64Array(options.resamples);
-  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(drawn, scratch, rand);
-  medians.sort();
-  const alpha = 1 - options.confidence;
+  for (let r = 0; r < options.resamples; r++) medians[r] = side.draw(rand);
   return {
-    median: median(samples),
-    lo: quantileSorted(medians, alpha / 2),
-    hi: quantileSorted(medians, 1 - alpha / 2),
+    median: side.point,
+    ...percentileInterval(medians, options.confidence),
     confidence: options.confidence,
     resamples: options.resamples,
-    bootstrapped: drawn.length,
+    bootstrapped: side.drawnFrom,
   };
 }
 
@@ -264,13 +254,26 @@ export function bootstrapMedian(
 export interface Resampler {
   point: number;
   draw: (rand: () => number) => number;
+  /** how many samples a draw resamples: all, or MAX_BOOTSTRAP_SAMPLES of them (of each group) */
+  drawnFrom: number;
 }
 
 /** The median of the samples, resampled whole (from their strided subsample past the cap). */
 export function medianResampler(samples: readonly number[]): Resampler {
   const drawn = stridedSubsample(samples);
   const scratch = new Float64Array(drawn.length);
-  return { point: median(samples), draw: (rand) => resampleMedian(drawn, scratch, rand) };
+  return {
+    point: median(samples),
+    draw: (rand) => resampleMedian(drawn, scratch, rand),
+    drawnFrom: drawn.length,
+  };
+}
+
+/** The `confidence` percentile interval of bootstrap draws (sorted here, in place). */
+function percentileInterval(draws: Float64Array, confidence: number): { lo: number; hi: number } {
+  draws.sort();
+  const alpha = 1 - confidence;
+  return { lo: quantileSorted(draws, alpha / 2), hi: quantileSorted(draws, 1 - alpha / 2) };
 }
 
 /**
@@ -303,6 +306,7 @@ export function balancedResampler(
     point: mean((i) => median(groups[i] as number[])),
     draw: (rand) =>
       mean((i) => resampleMedian(drawn[i] as readonly number[], scratch[i] as Float64Array, rand)),
+    drawnFrom: drawn.reduce((n, g) => n + g.length, 0),
   };
 }
 
@@ -333,11 +337,8 @@ export function bootstrapScale(
     }
     factors[r] = f;
   }
-  factors.sort();
-  const alpha = 1 - options.confidence;
   return {
-    lo: quantileSorted(factors, alpha / 2),
-    hi: quantileSorted(factors, 1 - alpha / 2),
+    ...percentileInterval(factors, options.confidence),
     confidence: options.confidence,
     resamples: options.resamples,
   };
