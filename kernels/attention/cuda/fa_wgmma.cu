@@ -66,6 +66,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../../common/cuda/ptx.cuh"
@@ -477,6 +478,30 @@ static_assert(KG_FA_UNIFORM_ITEM == 0 || KG_FA_UNIFORM_ITEM == 1, "KG_FA_UNIFORM
 #define KG_FA_NARROW_CAUSAL 1
 #endif
 static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARROW_CAUSAL: 0, 1 or 2");
+// 1: the causal D = 64 instances (192 query rows, 128-key tiles) compute a warpgroup's last tile
+// 64 keys wide where its rows see at most 64 of its keys: with KG_FA_WG_SKIP every other
+// warpgroup-item (its rows end 64 keys into a tile), half a tile of S and P V of the
+// warpgroup-item's average 16.5 at S = 4096. 0 (the default): full width.
+#ifndef KG_FA_NARROW_CAUSAL_D64
+#define KG_FA_NARROW_CAUSAL_D64 0
+#endif
+// Bit 1: in causal instances with KG_FA_WG_SKIP, a consumer warpgroup none of whose 64 rows is a
+// query (rows m0 + 64 w.. past seq_q: the last query block's when seq_q is not a multiple of the
+// block's rows) computes one key tile and takes its remaining turns as a skipping warpgroup does,
+// instead of every tile up to seq_k on rows nobody stores. At D = 64 (192 rows a block) S = 4096
+// ends 64 rows into its 22nd block: two warpgroups of each head's heaviest item, 64 of the
+// head's about 1,100 warpgroup-tiles. Bit 2: the same in the non-causal instances of three
+// consumer warpgroups (D = 64), through the same skipping turns (2 of a head's 66 warpgroups at
+// S = 4096). 3 (the default since the twenty-seventh session, 2026-11-29): both. Measured on an
+// H200 (run 219, scripts/fa-experiment.py beside two builds without it, 0.0-0.4 % apart at the
+// headline): D = 64 non-causal 1.2-1.6 % faster at B16 H96 S4096, causal level there (-0.4 to
+// 0 %: a warpgroup's own chain of tiles, not the three's work, sets an item's time); 3-7 % faster
+// at causal D = 64 S = 320 and 4112 and D = 128 S = 1040; on calls of 10-20 us up to 3 % slower
+// or faster (their two copies 1-3 % apart). 0: every warpgroup computes its tiles.
+#ifndef KG_FA_EMPTY_WG
+#define KG_FA_EMPTY_WG 3
+#endif
+static_assert(KG_FA_EMPTY_WG >= 0 && KG_FA_EMPTY_WG <= 3, "KG_FA_EMPTY_WG: 0 to 3 (bit 1: causal, bit 2: non-causal)");
 // 1 (the default, except with KG_FA_PERSISTENT): FlashAttention-3's epilogue: each consumer
 // warpgroup writes its 64 x kD output rows into its own rows of the Q buffer (no S reads Q after
 // the item's last one has retired), in the TMA's 128-byte swizzle, and one of its threads stores
@@ -623,6 +648,26 @@ static_assert(!KG_FA_MMA_ROWSUM || (!KG_FA_D64_P_SMEM && !KG_FA_FORCE_OVERLAP),
               "KG_FA_MMA_ROWSUM: not with KG_FA_D64_P_SMEM or KG_FA_FORCE_OVERLAP");
 static_assert(!KG_FA_MMA_ROWSUM_D128 || (!KG_FA_D128_P_SMEM && !KG_FA_FORCE_OVERLAP),
               "KG_FA_MMA_ROWSUM_D128: not with KG_FA_D128_P_SMEM or KG_FA_FORCE_OVERLAP");
+// The softmax's row sums from the packed P: each thread adds its row's exponentials as the 16-bit
+// pairs P V reads (one HADD2 per pair, in two chains per row), then the two halves in fp32 into
+// the row's running sum, instead of two fp32 adds per pair. kBlockN / 4 adds per thread and tile
+// fewer where D = 64 is bound by the instructions its softmax issues (twelfth session; ex2's
+// packed form does not help there: ptxas for sm_90a splits ex2.approx.f16x2 into two
+// MUFU.EX2.F16 and a PRMT). The sum is of the values P V multiplies (rounded to 16 bits), each
+// half of a chain adding at most kBlockN / 16 of them in fp16 or bf16 before fp32 takes over.
+// Bit 1: the fp16 instances, bit 2: the bf16 ones; KG_FA_PACKED_SUM for D = 64,
+// KG_FA_PACKED_SUM_D128 for D = 128. 0 (the default): fp32 adds.
+#ifndef KG_FA_PACKED_SUM
+#define KG_FA_PACKED_SUM 0
+#endif
+#ifndef KG_FA_PACKED_SUM_D128
+#define KG_FA_PACKED_SUM_D128 0
+#endif
+static_assert(KG_FA_PACKED_SUM >= 0 && KG_FA_PACKED_SUM <= 3 && KG_FA_PACKED_SUM_D128 >= 0 && KG_FA_PACKED_SUM_D128 <= 3,
+              "KG_FA_PACKED_SUM, KG_FA_PACKED_SUM_D128: 0 to 3 (bit 1: fp16, bit 2: bf16)");
+static_assert(!(KG_FA_PACKED_SUM && (KG_FA_MMA_ROWSUM || KG_FA_D64_P_SMEM || KG_FA_FORCE_OVERLAP)) &&
+                  !(KG_FA_PACKED_SUM_D128 && (KG_FA_MMA_ROWSUM_D128 || KG_FA_D128_P_SMEM || KG_FA_FORCE_OVERLAP)),
+              "KG_FA_PACKED_SUM(_D128): not with KG_FA_MMA_ROWSUM, P in shared memory or KG_FA_FORCE_OVERLAP");
 // The causal mask's cost. Bit 1: whether a tile needs the mask is decided per warp (its 16 rows)
 // instead of per CTA (its kBlockM), so a warp whose rows see every key of a tile skips the
 // compares. Bit 2: the compares against one bound per row (keys before min(seq_k, row + 1)),
@@ -829,6 +874,11 @@ template <int kD>
 __host__ __device__ constexpr int row_sum_mode() {
   return kD == 64 ? KG_FA_MMA_ROWSUM : KG_FA_MMA_ROWSUM_D128;
 }
+// KG_FA_PACKED_SUM's choice for an instance: whether its threads add the packed P
+template <int kD, typename T>
+__host__ __device__ constexpr bool packed_sum() {
+  return ((kD == 64 ? KG_FA_PACKED_SUM : KG_FA_PACKED_SUM_D128) & (std::is_same<T, __half>::value ? 1 : 2)) != 0;
+}
 // Threads of a CTA with kWGs consumer warpgroups, the producer warpgroup's 128 included.
 template <int kWGs>
 __host__ __device__ constexpr int threads_of() {
@@ -937,6 +987,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
                     unsigned int* __restrict__ claims) {
   constexpr bool kPSmem = p_in_smem<kD, kCausal>();
   constexpr int kRowSum = row_sum_mode<kD>();
+  constexpr bool kPackedSum = packed_sum<kD, T>();
   constexpr bool kPersistent = persistent<kD, kCausal, kBlockN, kVariant>();
   constexpr bool kOwnO = own_o_buffer<kD, kCausal, kBlockN, kVariant>();
   constexpr int kQBufs = q_buffers<kD, kCausal, kBlockN, kVariant>();
@@ -1220,7 +1271,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     constexpr bool kDiag = KG_FA_NARROW_DIAG && kCausal && kBlockN == kBlockM && kWGs == 2;
     // KG_FA_NARROW_DIAG, KG_FA_NARROW_CAUSAL: a warpgroup's last tile 64 keys wide or full, picked
     // at run time
-    constexpr bool kRtNarrow = kDiag || (KG_FA_NARROW_CAUSAL && kCausal && kBlockN > 128 && !kPSmem);
+    constexpr bool kRtNarrow = kDiag || (KG_FA_NARROW_CAUSAL && kCausal && kBlockN > 128 && !kPSmem) ||
+                               (KG_FA_NARROW_CAUSAL_D64 && kCausal && kD == 64 && kBlockN == 128 && !kPSmem);
     // KG_FA_NARROW_LAST, kRtNarrow: the narrower last tile's S
     float s_last[kLastN < kBlockN ? kLastN / 2 : kRtNarrow ? (KG_FA_NARROW_CAUSAL == 2 && !kDiag ? 64 : 32) : 1];
     float o_acc[kOAll];
@@ -1366,9 +1418,10 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
             const float x = fmaf(s_acc[4 * c + 2 * h + e], scale_log2, -shift);
             s_acc[4 * c + 2 * h + e] = poly ? kg::poly_exp2(x) : kg::fast_exp2(x);
           }
-          if constexpr (kRowSum == 0) sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
+          if constexpr (kRowSum == 0 && !kPackedSum) sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
         }
-        if constexpr (kRowSum == 0) row_sum[h] = row_sum[h] * rescale[h] + sum;
+        // (KG_FA_PACKED_SUM: rescale_and_pack adds the packed P)
+        if constexpr (kRowSum == 0 && !kPackedSum) row_sum[h] = row_sum[h] * rescale[h] + sum;
       }
     };
     // O *= rescale; P = S as 16-bit pairs (register 2i, 2i + 1 of S -> register i of P).
@@ -1406,6 +1459,18 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
         }
         kg::fence_proxy_async();
         asm volatile("bar.sync %0, 128;\n" ::"r"(4 + warpgroup) : "memory");
+      } else if constexpr (kPackedSum) {
+        // pair i holds row h = i % 2's columns; chains i % 4 (two a row), then fp32
+        constexpr int kPairs = decltype(cols)::value / 4;
+        static_assert(kPairs >= 4, "KG_FA_PACKED_SUM: at least 16 columns");
+        uint32_t chain[4];
+#pragma unroll
+        for (int i = 0; i < kPairs; ++i) {
+          p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
+          chain[i & 3] = i < 4 ? p[i] : kg::Mma<T>::add2(chain[i & 3], p[i]);
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) row_sum[h] = row_sum[h] * rescale[h] + kg::Mma<T>::sum2(kg::Mma<T>::add2(chain[h], chain[h + 2]));
       } else {
 #pragma unroll
         for (int i = 0; i < decltype(cols)::value / 4; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
@@ -1451,9 +1516,17 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // kBlockM (D = 128 causal: 128 and 128), where the branch below would only cost (run 127: the
     // D = 128 causal cases 0.7 % slower with it).
     constexpr bool kSkip = kCausal && KG_FA_WG_SKIP && kBlockN % kBlockM != 0;
+    // KG_FA_EMPTY_WG: a warpgroup none of whose rows is a query (the last query block's, past
+    // seq_q) computes one key tile, where it computed all of them (causal instances with
+    // KG_FA_WG_SKIP: bit 1; the non-causal ones of three consumer warpgroups: bit 2)
+    constexpr bool kEmptyCausal = (KG_FA_EMPTY_WG & 1) != 0 && kSkip;
+    constexpr bool kEmptyNc = (KG_FA_EMPTY_WG & 2) != 0 && !kCausal && kWGs == 3 && KG_FA_WG_SKIP;
+    const bool empty_wg = (kEmptyCausal || kEmptyNc) && m0 + warpgroup * 64 >= seq_q;
     // the keys this warpgroup's rows see (the CTA's without KG_FA_WG_SKIP), and its key tiles
-    const int keys_mine = kSkip ? min(seq_k, m0 + warpgroup * 64 + 64) : kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
-    const int n_mine = kSkip ? min(n_tiles, (keys_mine + kBlockN - 1) / kBlockN) : n_tiles;
+    const int keys_mine = kSkip ? (kEmptyCausal && empty_wg ? 1 : min(seq_k, m0 + warpgroup * 64 + 64))
+                          : kCausal ? min(seq_k, m0 + kBlockM)
+                                    : seq_k;
+    const int n_mine = kSkip ? min(n_tiles, (keys_mine + kBlockN - 1) / kBlockN) : kEmptyNc && empty_wg ? 1 : n_tiles;
     const int last = n_mine - 1;
     // KG_FA_UNROLL_KEYS(_D64): two key tiles per iteration where it pays (1 keeps the loop as
     // it was, instruction for instruction); D64's only with the tile it was measured on (128 keys,
@@ -1528,7 +1601,14 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     } else {
       issue_pv(last, Cols<kLastN>{});
     }
-    if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
+    // The last warpgroup opened the item's first round, so it passes on after every turn but its
+    // last: this one, unless (KG_FA_EMPTY_WG: a warpgroup of no rows) it skips tiles after it.
+    constexpr bool kLastMaySkip = kEmptyCausal || kEmptyNc;
+    if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) {
+      turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
+    } else if (kLastMaySkip && n_mine < n_tiles) {
+      turn_pass<kWGs>(kWGs - 1);
+    }
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kOAll; ++i) kg::pin(o_acc[i]);
@@ -1542,7 +1622,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       if (arriver) release(bars.k_empty(stage_of(g0 + n_mine)));
       for (int j = n_mine; j < n_tiles; ++j) {
         turn_wait(warpgroup);
-        turn_pass<kWGs>(warpgroup);
+        if (!kLastMaySkip || warpgroup != kWGs - 1 || j + 1 < n_tiles) turn_pass<kWGs>(warpgroup);
         if (arriver) {
           if (j + 1 < n_tiles) release(bars.k_empty(stage_of(g0 + j + 1)));
           release(bars.v_empty(stage_of(g0 + j)));

@@ -59,6 +59,17 @@ struct Mma<__half> {
     __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t*>(&h);
   }
+  // two packed pairs added lane by lane (HADD2), and a pair's two halves added in fp32
+  __device__ __forceinline__ static uint32_t add2(uint32_t a, uint32_t b) {
+    uint32_t d;
+    asm("add.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+  }
+  __device__ __forceinline__ static float sum2(uint32_t a) {
+    const __half2 h = *reinterpret_cast<const __half2*>(&a);
+    const float2 f = __half22float2(h);
+    return f.x + f.y;
+  }
 };
 
 template <>
@@ -73,6 +84,14 @@ struct Mma<__nv_bfloat16> {
   __device__ __forceinline__ static uint32_t pack(float lo, float hi) {
     __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t*>(&h);
+  }
+  __device__ __forceinline__ static uint32_t add2(uint32_t a, uint32_t b) {
+    uint32_t d;
+    asm("add.rn.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+  }
+  __device__ __forceinline__ static float sum2(uint32_t a) {
+    return __uint_as_float(a << 16) + __uint_as_float(a & 0xffff0000u);
   }
 };
 
