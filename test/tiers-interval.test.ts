@@ -162,6 +162,27 @@ describe('the tier value with its interval', () => {
     ]);
   });
 
+  it("issue 28's eight bars on run 220 (a fifth H200, KG_FA_EMPTY_WG 3): D64 1.15×, D64 causal within the noise", () => {
+    const got = gradedHeadlines('push-h200-run220', 'cuda_fa_wgmma').map((g) => [
+      g.label,
+      round3(g.value),
+      round3(g.lo),
+      round3(g.hi),
+    ]);
+    expect(got).toEqual([
+      ['fp16 D128', 1.065, 1.029, 1.099],
+      ['fp16 D128 causal', 1.122, 1.089, 1.143],
+      ['fp16 D64', 1.148, 1.122, 1.173],
+      ['fp16 D64 causal', 1.104, 1.089, 1.117],
+      ['bf16 D128', 1.067, 1.03, 1.104],
+      ['bf16 D128 causal', 1.134, 1.108, 1.162],
+      ['bf16 D64', 1.146, 1.13, 1.165],
+      ['bf16 D64 causal', 1.106, 1.094, 1.118],
+    ]);
+    const aa = gradedHeadlines('push-h200-run220', 'sdpa_cudnn');
+    expect(aa.map((g) => g.lo <= 1 && g.hi >= 1)).toEqual(Array(8).fill(true));
+  });
+
   it('narrows with the samples: a 3 s time cap (run 213, a third H200) against 1 s (run 212)', () => {
     // half-width of the 99 % interval of SDPA default over ours, in % of the value, per headline case
     const halfWidths = (fixture: string) =>

@@ -492,14 +492,15 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 // ends 64 rows into its 22nd block: two warpgroups of each head's heaviest item, 64 of the
 // head's about 1,100 warpgroup-tiles. Bit 2: the same in the non-causal instances of three
 // consumer warpgroups (D = 64), through the same skipping turns (2 of a head's 66 warpgroups at
-// S = 4096). 3 (the default since the twenty-seventh session, 2026-11-29): both. Measured on an
-// H200 (run 219, scripts/fa-experiment.py beside two builds without it, 0.0-0.4 % apart at the
-// headline): D = 64 non-causal 1.2-1.6 % faster at B16 H96 S4096, causal level there (-0.4 to
-// 0 %: a warpgroup's own chain of tiles, not the three's work, sets an item's time); 3-7 % faster
-// at causal D = 64 S = 320 and 4112 and D = 128 S = 1040; on calls of 10-20 us up to 3 % slower
-// or faster (their two copies 1-3 % apart). 0: every warpgroup computes its tiles.
+// S = 4096). Measured on H200s (runs 219-220, scripts/fa-experiment.py beside two builds without
+// it, 0.0-0.4 % apart at the headline): bit 2 1.2-1.6 % faster at D = 64 non-causal B16 H96 S4096
+// (twice, two machines), 1.2 % slower at its B2 H3 S1000 (17 us calls); bit 1 level to 0.4 % slower
+// at the causal headline (a warpgroup's own chain of tiles, not the three's work, sets an item's
+// time there), 3-7 % faster at causal D = 64 S = 320 and 4112 and D = 128 S = 1040. So 2 (the
+// default since the twenty-seventh session, 2026-11-29): the non-causal instances only, the causal
+// ones' code unchanged. 0: every warpgroup computes its tiles.
 #ifndef KG_FA_EMPTY_WG
-#define KG_FA_EMPTY_WG 3
+#define KG_FA_EMPTY_WG 2
 #endif
 static_assert(KG_FA_EMPTY_WG >= 0 && KG_FA_EMPTY_WG <= 3, "KG_FA_EMPTY_WG: 0 to 3 (bit 1: causal, bit 2: non-causal)");
 // 1 (the default, except with KG_FA_PERSISTENT): FlashAttention-3's epilogue: each consumer
