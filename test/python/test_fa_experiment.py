@@ -2770,7 +2770,7 @@ def test_with_three_seconds_a_variant_the_headline_takes_150_to_300_samples_and_
     assert round(max(abs(t[("sdpa_cudnn", k)] / t[("sdpa_default", k)] - 1) for k in keys), 3) == 0.013
 
 
-def shape_gains(doc, builds):
+def over_copies(doc, builds):
     """{(dtype, B, H, S, D, causal): {build: the mean of base's and base2's medians over the
     build's}} on every shape of a run."""
     out = {}
@@ -2802,7 +2802,7 @@ def test_the_narrow_last_causal_d64_tile_pays_on_short_grids_and_little_at_the_h
     headline (both runs), 5-7 % at B2 H3 S = 129, 192 and 320, 2 % at B16 H32 S256, but 2.3-3.6 %
     slower at B32 H32 S512 and 1-3 % on the tails' short calls (the instances' code 53 % longer).
     So it stays off."""
-    r216, r217 = (shape_gains(recorded(r, gpu="h200"), ["nc"]) for r in (216, 217))
+    r216, r217 = (over_copies(recorded(r, gpu="h200"), ["nc"]) for r in (216, 217))
     head = [("fp16", 16, 96, 4096, 64, True), ("bf16", 16, 96, 4096, 64, True)]
     assert [round(r[k]["nc"], 3) for r in (r216, r217) for k in head] == [1.003, 1.002, 1.004, 1.004]
     for s in (129, 192, 320):
@@ -2823,14 +2823,14 @@ def test_a_warpgroup_of_no_rows_first_hung_then_pays_at_d64_without_the_mask():
         ["dtype=fp16,B=16,H=96,S=4096,D=64,causal=false: e3: no result after 60 s (a hang?)"],
         ["dtype=fp16,B=2,H=3,S=1040,D=128,causal=true: e1: no result after 60 s (a hang?)"],
     ]
-    d64 = shape_gains(recorded(219, stem="fa64", gpu="h200"), ["e1", "e3"])
-    d128 = shape_gains(recorded(219, stem="fa128", gpu="h200"), ["e1"])
+    d64 = over_copies(recorded(219, stem="fa64", gpu="h200"), ["e1", "e3"])
+    d128 = over_copies(recorded(219, stem="fa128", gpu="h200"), ["e1"])
     assert recorded(219, stem="fa64", gpu="h200")["failures"] == [] and recorded(219, stem="fa128", gpu="h200")["failures"] == []
     assert [round(d64[(dt, 16, 96, 4096, 64, False)]["e3"], 3) for dt in ("fp16", "bf16")] == [1.016, 1.012]
     assert [round(d64[(dt, 16, 96, 4096, 64, True)]["e1"], 3) for dt in ("fp16", "bf16")] == [1.0, 0.996]
     assert [round(d64[(dt, 2, 3, 320, 64, True)]["e1"], 3) for dt in ("fp16", "bf16")] == [1.07, 1.061]
     assert [round(d128[(dt, 2, 3, 1040, 128, True)]["e1"], 3) for dt in ("fp16", "bf16")] == [1.059, 1.061]
-    old = shape_gains(recorded(220, gpu="h200"), ["old"])
+    old = over_copies(recorded(220, gpu="h200"), ["old"])
     assert [round(old[(dt, 16, 96, 4096, 64, False)]["old"], 3) for dt in ("fp16", "bf16")] == [0.984, 0.987]
     assert [round(old[(dt, 2, 3, 1000, 64, False)]["old"], 3) for dt in ("fp16", "bf16")] == [1.012, 1.009]
 
