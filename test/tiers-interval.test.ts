@@ -162,27 +162,6 @@ describe('the tier value with its interval', () => {
     ]);
   });
 
-  it("issue 28's eight bars on run 220 (a fifth H200, KG_FA_EMPTY_WG 3): D64 1.15×, D64 causal within the noise", () => {
-    const got = gradedHeadlines('push-h200-run220', 'cuda_fa_wgmma').map((g) => [
-      g.label,
-      round3(g.value),
-      round3(g.lo),
-      round3(g.hi),
-    ]);
-    expect(got).toEqual([
-      ['fp16 D128', 1.065, 1.029, 1.099],
-      ['fp16 D128 causal', 1.122, 1.089, 1.143],
-      ['fp16 D64', 1.148, 1.122, 1.173],
-      ['fp16 D64 causal', 1.104, 1.089, 1.117],
-      ['bf16 D128', 1.067, 1.03, 1.104],
-      ['bf16 D128 causal', 1.134, 1.108, 1.162],
-      ['bf16 D64', 1.146, 1.13, 1.165],
-      ['bf16 D64 causal', 1.106, 1.094, 1.118],
-    ]);
-    const aa = gradedHeadlines('push-h200-run220', 'sdpa_cudnn');
-    expect(aa.map((g) => g.lo <= 1 && g.hi >= 1)).toEqual(Array(8).fill(true));
-  });
-
   it('narrows with the samples: a 3 s time cap (run 213, a third H200) against 1 s (run 212)', () => {
     // half-width of the 99 % interval of SDPA default over ours, in % of the value, per headline case
     const halfWidths = (fixture: string) =>
@@ -196,24 +175,46 @@ describe('the tier value with its interval', () => {
     expect(Math.max(...oneSecond)).toBeGreaterThan(2.9);
   });
 
-  it("run 213's eight bars, 150-300 samples a variant: the D64 causal and fp16 D128 causal ones still within the noise", () => {
-    const got = gradedHeadlines('harness-h200-run213', 'cuda_fa_wgmma').map((g) => [
+  // [fixture, what it is, SDPA default over ours per headline case: value, 99 % interval]
+  const BARS: [string, string, [string, number, number, number][]][] = [
+    [
+      'harness-h200-run213',
+      '150-300 samples a variant: the D64 causal and fp16 D128 causal ones still within the noise',
+      [
+        ['fp16 D128', 1.073, 1.05, 1.094],
+        ['fp16 D128 causal', 1.117, 1.093, 1.132],
+        ['fp16 D64', 1.126, 1.116, 1.14],
+        ['fp16 D64 causal', 1.109, 1.099, 1.121],
+        ['bf16 D128', 1.057, 1.034, 1.076],
+        ['bf16 D128 causal', 1.126, 1.111, 1.139],
+        ['bf16 D64', 1.12, 1.112, 1.129],
+        ['bf16 D64 causal', 1.11, 1.098, 1.121],
+      ],
+    ],
+    [
+      'push-h200-run220',
+      'a fifth H200, KG_FA_EMPTY_WG 3: D64 1.15×, D64 causal within the noise',
+      [
+        ['fp16 D128', 1.065, 1.029, 1.099],
+        ['fp16 D128 causal', 1.122, 1.089, 1.143],
+        ['fp16 D64', 1.148, 1.122, 1.173],
+        ['fp16 D64 causal', 1.104, 1.089, 1.117],
+        ['bf16 D128', 1.067, 1.03, 1.104],
+        ['bf16 D128 causal', 1.134, 1.108, 1.162],
+        ['bf16 D64', 1.146, 1.13, 1.165],
+        ['bf16 D64 causal', 1.106, 1.094, 1.118],
+      ],
+    ],
+  ];
+  it.each(BARS)("issue 28's eight bars on %s (%s)", (fixture, _what, expected) => {
+    const got = gradedHeadlines(fixture, 'cuda_fa_wgmma').map((g) => [
       g.label,
       round3(g.value),
       round3(g.lo),
       round3(g.hi),
     ]);
-    expect(got).toEqual([
-      ['fp16 D128', 1.073, 1.05, 1.094],
-      ['fp16 D128 causal', 1.117, 1.093, 1.132],
-      ['fp16 D64', 1.126, 1.116, 1.14],
-      ['fp16 D64 causal', 1.109, 1.099, 1.121],
-      ['bf16 D128', 1.057, 1.034, 1.076],
-      ['bf16 D128 causal', 1.126, 1.111, 1.139],
-      ['bf16 D64', 1.12, 1.112, 1.129],
-      ['bf16 D64 causal', 1.11, 1.098, 1.121],
-    ]);
-    const aa = gradedHeadlines('harness-h200-run213', 'sdpa_cudnn');
+    expect(got).toEqual(expected);
+    const aa = gradedHeadlines(fixture, 'sdpa_cudnn');
     expect(aa.map((g) => g.lo <= 1 && g.hi >= 1)).toEqual(Array(8).fill(true));
   });
 
