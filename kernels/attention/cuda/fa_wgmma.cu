@@ -481,7 +481,10 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 // 1: the causal D = 64 instances (192 query rows, 128-key tiles) compute a warpgroup's last tile
 // 64 keys wide where its rows see at most 64 of its keys: with KG_FA_WG_SKIP every other
 // warpgroup-item (its rows end 64 keys into a tile), half a tile of S and P V of the
-// warpgroup-item's average 16.5 at S = 4096. 0 (the default): full width.
+// warpgroup-item's average 16.5 at S = 4096. Measured on an H200 (runs 216-217, beside two builds
+// without it): 0.2-0.4 % faster at the headline, 5-7 % at B2 H3 S = 129-320, but 2.3-3.6 % slower at
+// B32 H32 S512 and 1-3 % on the shortest calls (the instances' code 53 % longer). 0 (the default):
+// full width.
 #ifndef KG_FA_NARROW_CAUSAL_D64
 #define KG_FA_NARROW_CAUSAL_D64 0
 #endif
@@ -657,7 +660,8 @@ static_assert(!KG_FA_MMA_ROWSUM_D128 || (!KG_FA_D128_P_SMEM && !KG_FA_FORCE_OVER
 // MUFU.EX2.F16 and a PRMT). The sum is of the values P V multiplies (rounded to 16 bits), each
 // half of a chain adding at most kBlockN / 16 of them in fp16 or bf16 before fp32 takes over.
 // Bit 1: the fp16 instances, bit 2: the bf16 ones; KG_FA_PACKED_SUM for D = 64,
-// KG_FA_PACKED_SUM_D128 for D = 128. 0 (the default): fp32 adds.
+// KG_FA_PACKED_SUM_D128 for D = 128. Measured on an H200 (run 215, beside two builds without it):
+// 0.3-2.9 % slower on every headline case (bf16 D64 the most). 0 (the default): fp32 adds.
 #ifndef KG_FA_PACKED_SUM
 #define KG_FA_PACKED_SUM 0
 #endif
@@ -1524,10 +1528,11 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     constexpr bool kEmptyNc = (KG_FA_EMPTY_WG & 2) != 0 && !kCausal && kWGs == 3 && KG_FA_WG_SKIP;
     const bool empty_wg = (kEmptyCausal || kEmptyNc) && m0 + warpgroup * 64 >= seq_q;
     // the keys this warpgroup's rows see (the CTA's without KG_FA_WG_SKIP), and its key tiles
-    const int keys_mine = kSkip ? (kEmptyCausal && empty_wg ? 1 : min(seq_k, m0 + warpgroup * 64 + 64))
+    const int keys_mine = empty_wg ? 1
+                          : kSkip  ? min(seq_k, m0 + warpgroup * 64 + 64)
                           : kCausal ? min(seq_k, m0 + kBlockM)
                                     : seq_k;
-    const int n_mine = kSkip ? min(n_tiles, (keys_mine + kBlockN - 1) / kBlockN) : kEmptyNc && empty_wg ? 1 : n_tiles;
+    const int n_mine = kSkip ? min(n_tiles, (keys_mine + kBlockN - 1) / kBlockN) : empty_wg ? 1 : n_tiles;
     const int last = n_mine - 1;
     // KG_FA_UNROLL_KEYS(_D64): two key tiles per iteration where it pays (1 keeps the loop as
     // it was, instruction for instruction); D64's only with the tile it was measured on (128 keys,
