@@ -499,13 +499,34 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 // it, 0.0-0.4 % apart at the headline): bit 2 1.2-1.6 % faster at D = 64 non-causal B16 H96 S4096
 // (twice, two machines), 1.2 % slower at its B2 H3 S1000 (17 us calls); bit 1 level to 0.4 % slower
 // at the causal headline (a warpgroup's own chain of tiles, not the three's work, sets an item's
-// time there), 3-7 % faster at causal D = 64 S = 320 and 4112 and D = 128 S = 1040. So 2 (the
-// default since the twenty-seventh session, 2026-11-29): the non-causal instances only, the causal
-// ones' code unchanged. 0: every warpgroup computes its tiles.
+// time there), 3-7 % faster at causal D = 64 S = 320 and 4112 and D = 128 S = 1040. So 2 became
+// the default in the twenty-seventh session. With KG_FA_RING_ACROSS (whose round no longer waits at
+// an item's end for the last warpgroup's chain of tiles) bit 1 pays at the headline too (run 221,
+// H200, beside ring-across alone): causal D = 64 B16 H96 S4096 0.7 % (fp16) and 0.4 % (bf16)
+// faster, S = 8192 0.4-0.5 %, B2 H3 S320 6-7 %, S4112 2.6 %. 3 (the default since the
+// twenty-eighth session, 2026-11-29): causal and non-causal. 0: every warpgroup computes its tiles.
 #ifndef KG_FA_EMPTY_WG
-#define KG_FA_EMPTY_WG 2
+#define KG_FA_EMPTY_WG 3
 #endif
 static_assert(KG_FA_EMPTY_WG >= 0 && KG_FA_EMPTY_WG <= 3, "KG_FA_EMPTY_WG: 0 to 3 (bit 1: causal, bit 2: non-causal)");
+// The ping-pong's round across a persistent CTA's items (issue 28, the twenty-eighth session). The
+// last consumer warpgroup opens the first round of the CTA's first item; with this it passes the
+// turn after every turn of every item, its last included, so the first warpgroup issues the next
+// item's S(0) (its Q in the other buffer, its K tile already in the ring) as soon as the last one
+// has issued its final P V, under that P V and the last warpgroup's epilogue. 0: the last
+// warpgroup passes no turn after an item's last and opens each item's first round when it starts
+// that item, after its final P V has retired and its epilogue has run, so the tensor cores have
+// nothing queued from its last issue until the first warpgroup's next S(0). Bit 1: the persistent
+// D = 64 instances; bit 2: the persistent D = 128 ones (the causal grids). The first warpgroup
+// takes the one turn passed after the CTA's last item before it exits. Measured on an H200 (run
+// 221, scripts/fa-experiment.py in the harness's regime beside two builds without it, 0.00-0.01 %
+// apart at the headline): causal B16 H96 S4096 1.5 % (fp16) and 1.7 % (bf16) faster at D = 64,
+// 1.3 % and 1.4 % at D = 128; B4 H96 S8192 0.7-1.1 %; the CTA-per-item instances of short grids
+// unchanged. 3 (the default since the twenty-eighth session, 2026-11-29): both head dims.
+#ifndef KG_FA_RING_ACROSS
+#define KG_FA_RING_ACROSS 3
+#endif
+static_assert(KG_FA_RING_ACROSS >= 0 && KG_FA_RING_ACROSS <= 3, "KG_FA_RING_ACROSS: 0 to 3 (bit 1: D = 64, bit 2: D = 128)");
 // 1 (the default, except with KG_FA_PERSISTENT): FlashAttention-3's epilogue: each consumer
 // warpgroup writes its 64 x kD output rows into its own rows of the Q buffer (no S reads Q after
 // the item's last one has retired), in the TMA's 128-byte swizzle, and one of its threads stores
@@ -998,6 +1019,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
   constexpr int kQBufs = q_buffers<kD, kCausal, kBlockN, kVariant>();
   constexpr bool kOInQ = o_in_q<kD, kCausal, kBlockN, kVariant>();
   constexpr bool kDescStage = desc_stage<kD, kCausal, kPersistent>();
+  // KG_FA_RING_ACROSS: the round runs on from item to item (persistent instances)
+  constexpr bool kRingAcross = kPersistent && (KG_FA_RING_ACROSS & (kD == 64 ? 1 : 2)) != 0;
   constexpr int kOrder = kCausal ? persistent_order<kD, kVariant>() : 0;  // KG_FA_PERSISTENT_ORDER's (causal grids only)
   constexpr bool kDynamic = dynamic_items<kD, kCausal, kBlockN, kVariant>();
   using L = Layout<kD, kBlockN, kWGs, kPSmem, kRowSum, kPersistent, kOwnO, kQBufs, kDynamic>;
@@ -1486,7 +1509,9 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // Warpgroup 0 issues first, then 1, ... in a round. Each warpgroup issues n_tiles + 1 times
     // (S(0), the loop, the last P V); the last warpgroup opens the first round and passes the
     // turn on after all but its last.
-    if (warpgroup == kWGs - 1) turn_pass<kWGs>(kWGs - 1);
+    // (KG_FA_RING_ACROSS: the CTA's first item only; later items' first rounds were opened by its
+    // pass after the last item's final P V)
+    if (warpgroup == kWGs - 1 && (!kRingAcross || it == 0)) turn_pass<kWGs>(kWGs - 1);
     turn_wait(warpgroup);
     constexpr Cols<kBlockN> kFull{};
     issue_s(0, kFull);
@@ -1609,10 +1634,11 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     }
     // The last warpgroup opened the item's first round, so it passes on after every turn but its
     // last: this one, unless (KG_FA_EMPTY_WG: a warpgroup of no rows) it skips tiles after it.
+    // (KG_FA_RING_ACROSS: after every turn, this one too: it opens the next item's first round)
     constexpr bool kLastMaySkip = kEmptyCausal || kEmptyNc;
     if (kWGs == 2 ? warpgroup == 0 : warpgroup != kWGs - 1) {
       turn_pass<kWGs>(kWGs == 2 ? 0 : warpgroup);
-    } else if (kLastMaySkip && n_mine < n_tiles) {
+    } else if (kRingAcross || (kLastMaySkip && n_mine < n_tiles)) {
       turn_pass<kWGs>(kWGs - 1);
     }
     kg::wgmma_wait<0>();
@@ -1628,7 +1654,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
       if (arriver) release(bars.k_empty(stage_of(g0 + n_mine)));
       for (int j = n_mine; j < n_tiles; ++j) {
         turn_wait(warpgroup);
-        if (!kLastMaySkip || warpgroup != kWGs - 1 || j + 1 < n_tiles) turn_pass<kWGs>(warpgroup);
+        if (kRingAcross || !kLastMaySkip || warpgroup != kWGs - 1 || j + 1 < n_tiles) turn_pass<kWGs>(warpgroup);
         if (arriver) {
           if (j + 1 < n_tiles) release(bars.k_empty(stage_of(g0 + j + 1)));
           release(bars.v_empty(stage_of(g0 + j)));
@@ -1704,6 +1730,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
 #endif
     if constexpr (!kPersistent) break;
   }
+  // KG_FA_RING_ACROSS: the turn the last warpgroup passed after the CTA's last item, taken
+  if (kRingAcross && warpgroup == 0 && it > 0) turn_wait(0);
   // KG_FA_PERSISTENT_CAUSAL: the last item's copies have read the buffer before the CTA exits
   if ((kOwnO || kOInQ) && warp_in_group == 0 && lane == 0) kg::bulk_wait_read();
 }
