@@ -488,7 +488,8 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 #ifndef KG_FA_NARROW_CAUSAL_D64
 #define KG_FA_NARROW_CAUSAL_D64 0
 #endif
-// Bit 1: in causal instances with KG_FA_WG_SKIP, a consumer warpgroup none of whose 64 rows is a
+// Bit 1: in the causal D = 64 instances (bit 4: the causal D = 128 ones; both with KG_FA_WG_SKIP,
+// until the twenty-eighth session one bit), a consumer warpgroup none of whose 64 rows is a
 // query (rows m0 + 64 w.. past seq_q: the last query block's when seq_q is not a multiple of the
 // block's rows) computes one key tile and takes its remaining turns as a skipping warpgroup does,
 // instead of every tile up to seq_k on rows nobody stores. At D = 64 (192 rows a block) S = 4096
@@ -503,12 +504,16 @@ static_assert(KG_FA_NARROW_CAUSAL >= 0 && KG_FA_NARROW_CAUSAL <= 2, "KG_FA_NARRO
 // the default in the twenty-seventh session. With KG_FA_RING_ACROSS (whose round no longer waits at
 // an item's end for the last warpgroup's chain of tiles) bit 1 pays at the headline too (run 221,
 // H200, beside ring-across alone): causal D = 64 B16 H96 S4096 0.7 % (fp16) and 0.4 % (bf16)
-// faster, S = 8192 0.4-0.5 %, B2 H3 S320 6-7 %, S4112 2.6 %. 3 (the default since the
-// twenty-eighth session, 2026-11-29): causal and non-causal. 0: every warpgroup computes its tiles.
+// faster, S = 8192 0.4-0.5 %, B2 H3 S320 6-7 %, S4112 2.6 %; on another H200 (run 222) 0.5 % and
+// 0.0 % at the headline. At causal D = 128 (bit 4, run 223, beside ring-across alone) 0.2 % slower
+// at the headline (whose 4096 rows leave no warpgroup empty), 0.5 % at B4 H32 S4112, 5.5-6 %
+// faster at B2 H3 S1040. 3 (the default since the twenty-eighth session, 2026-11-29): causal D = 64
+// and the non-causal instances. 0: every warpgroup computes its tiles.
 #ifndef KG_FA_EMPTY_WG
 #define KG_FA_EMPTY_WG 3
 #endif
-static_assert(KG_FA_EMPTY_WG >= 0 && KG_FA_EMPTY_WG <= 3, "KG_FA_EMPTY_WG: 0 to 3 (bit 1: causal, bit 2: non-causal)");
+static_assert(KG_FA_EMPTY_WG >= 0 && KG_FA_EMPTY_WG <= 7,
+              "KG_FA_EMPTY_WG: 0 to 7 (bit 1: causal D = 64, bit 2: non-causal, bit 4: causal D = 128)");
 // The ping-pong's round across a persistent CTA's items (issue 28, the twenty-eighth session). The
 // last consumer warpgroup opens the first round of the CTA's first item; with this it passes the
 // turn after every turn of every item, its last included, so the first warpgroup issues the next
@@ -1549,7 +1554,7 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     // KG_FA_EMPTY_WG: a warpgroup none of whose rows is a query (the last query block's, past
     // seq_q) computes one key tile, where it computed all of them (causal instances with
     // KG_FA_WG_SKIP: bit 1; the non-causal ones of three consumer warpgroups: bit 2)
-    constexpr bool kEmptyCausal = (KG_FA_EMPTY_WG & 1) != 0 && kSkip;
+    constexpr bool kEmptyCausal = (KG_FA_EMPTY_WG & (kD == 64 ? 1 : 4)) != 0 && kSkip;
     constexpr bool kEmptyNc = (KG_FA_EMPTY_WG & 2) != 0 && !kCausal && kWGs == 3 && KG_FA_WG_SKIP;
     const bool empty_wg = (kEmptyCausal || kEmptyNc) && m0 + warpgroup * 64 >= seq_q;
     // the keys this warpgroup's rows see (the CTA's without KG_FA_WG_SKIP), and its key tiles
