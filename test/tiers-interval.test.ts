@@ -205,6 +205,20 @@ describe('the tier value with its interval', () => {
         ['bf16 D64 causal', 1.106, 1.094, 1.118],
       ],
     ],
+    [
+      'push-h200-run224',
+      'a sixth H200, KG_FA_RING_ACROSS 3: D64 causal past 1.1× beyond the noise',
+      [
+        ['fp16 D128', 1.077, 1.033, 1.104],
+        ['fp16 D128 causal', 1.13, 1.095, 1.155],
+        ['fp16 D64', 1.152, 1.125, 1.175],
+        ['fp16 D64 causal', 1.134, 1.116, 1.146],
+        ['bf16 D128', 1.068, 1.027, 1.106],
+        ['bf16 D128 causal', 1.15, 1.123, 1.177],
+        ['bf16 D64', 1.138, 1.121, 1.168],
+        ['bf16 D64 causal', 1.122, 1.109, 1.14],
+      ],
+    ],
   ];
   it.each(BARS)("issue 28's eight bars on %s (%s)", (fixture, _what, expected) => {
     const got = gradedHeadlines(fixture, 'cuda_fa_wgmma').map((g) => [
