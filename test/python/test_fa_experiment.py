@@ -2837,17 +2837,24 @@ def test_a_warpgroup_of_no_rows_first_hung_then_pays_at_d64_without_the_mask():
 def test_the_push_on_kg_fa_empty_wg_checks_every_case_and_records_the_designs_predecessors():
     """Run 220 (serial 1653724026306): the harness's push of 89f6dab, KG_FA_EMPTY_WG 3: 216 cases
     PASS, one skipped, nothing failed; every timed predecessor the design's."""
+    passed_h200_push(220, "1653724026306")
+
+
+def passed_h200_push(run, serial):
+    """A recorded H200 push (test/fixtures/recorded/push-h200-run<run>/) on the GPU named, by harness
+    0.2.0: 216 cases PASS, one skipped, every timed predecessor the design's. Its results document."""
     import gzip
 
-    d = os.path.join(REPO, "test", "fixtures", "recorded", "push-h200-run220")
+    d = os.path.join(REPO, "test", "fixtures", "recorded", f"push-h200-run{run}")
     with open(os.path.join(d, "gpu.txt")) as f:
-        assert "NVIDIA H200, 1653724026306" in f.read()
+        assert f"NVIDIA H200, {serial}" in f.read()
     with gzip.open(os.path.join(d, "results.json.gz")) as f:
         res = json.load(f)
     assert res["run"]["harness"] == "kernelgate-harness 0.2.0"
     assert sorted(c["status"] for c in res["cases"]) == ["ok"] * 216 + ["skipped"]
     assert {c["correctness"]["status"] for c in res["cases"] if c["status"] == "ok"} == {"PASS"}
     assert recorded_design_predecessors(res) == 213
+    return res
 
 
 def test_the_round_run_on_across_items_pays_on_every_causal_headline():
@@ -2889,18 +2896,11 @@ def test_the_pushes_on_the_round_run_on_across_items_pass_every_case():
     with open(os.path.join(root, "fa-experiment-h200-run222", "push222.log")) as f:
         assert f.read().startswith("push    exit=0 wall=387.1s pass")
     for run, serial in ((223, "1653724048805"), (224, "1653924291662")):
+        passed_h200_push(run, serial)
         d = os.path.join(root, f"push-h200-run{run}")
-        with open(os.path.join(d, "gpu.txt")) as f:
-            assert f"NVIDIA H200, {serial}" in f.read()
         with open(os.path.join(d, "verdict.json")) as f:
             v = json.load(f)
         assert v["verdict"] == "pass" and v["counts"]["failed"] == 0, run
-        with gzip.open(os.path.join(d, "results.json.gz")) as f:
-            res = json.load(f)
-        assert res["run"]["harness"] == "kernelgate-harness 0.2.0"
-        assert sorted(c["status"] for c in res["cases"]) == ["ok"] * 216 + ["skipped"]
-        assert {c["correctness"]["status"] for c in res["cases"] if c["status"] == "ok"} == {"PASS"}
-        assert recorded_design_predecessors(res) == 213
         if run == 223:
             assert {k: v["counts"][k] for k in ("new", "slower", "faster", "ambiguous")} == {"new": 0, "slower": 1, "faster": 1, "ambiguous": 19}
             with gzip.open(os.path.join(d, "report.md.gz"), "rt") as f:
