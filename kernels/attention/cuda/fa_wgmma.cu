@@ -1553,7 +1553,8 @@ __global__ void __launch_bounds__(threads_of<kWGs>(), 1)
     constexpr bool kSkip = kCausal && KG_FA_WG_SKIP && kBlockN % kBlockM != 0;
     // KG_FA_EMPTY_WG: a warpgroup none of whose rows is a query (the last query block's, past
     // seq_q) computes one key tile, where it computed all of them (causal instances with
-    // KG_FA_WG_SKIP: bit 1; the non-causal ones of three consumer warpgroups: bit 2)
+    // KG_FA_WG_SKIP: bit 1 at D = 64, bit 4 at D = 128; the non-causal ones of three consumer
+    // warpgroups: bit 2)
     constexpr bool kEmptyCausal = (KG_FA_EMPTY_WG & (kD == 64 ? 1 : 4)) != 0 && kSkip;
     constexpr bool kEmptyNc = (KG_FA_EMPTY_WG & 2) != 0 && !kCausal && kWGs == 3 && KG_FA_WG_SKIP;
     const bool empty_wg = (kEmptyCausal || kEmptyNc) && m0 + warpgroup * 64 >= seq_q;
